@@ -1,0 +1,186 @@
+"""A planning domain as an immutable schema: types, predicates, constants, actions,
+plus its rules and English templates.
+
+A domain lives in a folder: ``domain.pddl``, ``rules.toml`` and ``language.toml``.
+The PDDL is parsed by unified-planning's reader, so anything it accepts (typing,
+negative preconditions, conditional effects, ``forall``) loads.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+
+from kg_memory._pddl import ParsedDomain, parse_pddl_domain
+from kg_memory.errors import DomainError, UnknownDomain
+from kg_memory.language import Language, load_language
+from kg_memory.model import Entity
+from kg_memory.rules import Rules, load_rules
+
+ROOT_TYPE = "object"
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    name: str
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class PredicateSchema:
+    name: str
+    parameters: tuple[Parameter, ...]
+    static: bool
+
+    @property
+    def arity(self) -> int:
+        return len(self.parameters)
+
+    def signature(self) -> str:
+        params = " ".join(f"?{p.name} - {p.type}" for p in self.parameters)
+        return f"({self.name}{' ' + params if params else ''})"
+
+
+@dataclass(frozen=True, slots=True)
+class ActionSchema:
+    name: str
+    parameters: tuple[Parameter, ...]
+    changes: frozenset[str]  # predicates its effects may change
+
+
+@dataclass(frozen=True, slots=True)
+class Domain:
+    name: str
+    path: Path
+    pddl: str
+    types: Mapping[str, str | None]  # type -> parent (None for the root, "object")
+    predicates: Mapping[str, PredicateSchema]
+    constants: Mapping[str, str]  # name -> type
+    actions: Mapping[str, ActionSchema]
+    rules: Rules
+    language: Language
+
+    def is_subtype(self, type_: str, ancestor: str) -> bool:
+        """Whether ``type_`` is ``ancestor`` or descends from it."""
+        return ancestor in self.lineage(type_)
+
+    def lineage(self, type_: str) -> tuple[str, ...]:
+        """``type_`` and its ancestors, nearest first, ending at ``object``."""
+        return _lineage(self.types, type_)
+
+    def constant_entities(self) -> tuple[Entity, ...]:
+        return tuple(Entity(name, type_) for name, type_ in sorted(self.constants.items()))
+
+    @property
+    def static_predicates(self) -> frozenset[str]:
+        return frozenset(p.name for p in self.predicates.values() if p.static)
+
+
+def _lineage(types: Mapping[str, str | None], type_: str) -> tuple[str, ...]:
+    chain: list[str] = []
+    current: str | None = type_
+    while current is not None and current in types and current not in chain:
+        chain.append(current)
+        current = types[current]
+    return tuple(chain)
+
+
+def load_domain(folder: Path | str) -> Domain:
+    """Load a domain folder; any problem raises :class:`DomainError` naming the file."""
+    folder = Path(folder)
+    return _load_cached(folder.resolve())
+
+
+@functools.lru_cache(maxsize=32)
+def _load_cached(folder: Path) -> Domain:
+    pddl_path = folder / "domain.pddl"
+    if not pddl_path.is_file():
+        raise DomainError(pddl_path, "no such file (a domain folder needs domain.pddl)")
+    pddl = pddl_path.read_text(encoding="utf-8")
+    parsed = parse_pddl_domain(pddl_path, pddl)
+    rules = load_rules(folder / "rules.toml")
+    _check_rules(folder / "rules.toml", rules, parsed)
+    static = _static_predicates(parsed, rules)
+    predicates = {
+        name: PredicateSchema(name, tuple(Parameter(*p) for p in params), name in static)
+        for name, params in parsed.predicates.items()
+    }
+    actions = {
+        name: ActionSchema(name, tuple(Parameter(*p) for p in params), parsed.action_changes[name])
+        for name, params in parsed.actions.items()
+    }
+    language = load_language(
+        folder / "language.toml",
+        {n: len(p) for n, p in parsed.predicates.items()},
+        {n: len(p) for n, p in parsed.actions.items()},
+    )
+    return Domain(
+        name=parsed.name,
+        path=folder,
+        pddl=pddl,
+        types=MappingProxyType(dict(parsed.types)),
+        predicates=MappingProxyType(predicates),
+        constants=MappingProxyType(dict(parsed.constants)),
+        actions=MappingProxyType(actions),
+        rules=rules,
+        language=language,
+    )
+
+
+def _static_predicates(parsed: ParsedDomain, rules: Rules) -> frozenset[str]:
+    """Predicates no action changes and the rules do not declare dynamic."""
+    changed = set().union(*parsed.action_changes.values()) if parsed.action_changes else set()
+    return frozenset(set(parsed.predicates) - changed - rules.dynamic)
+
+
+def _check_rules(path: Path, rules: Rules, parsed: ParsedDomain) -> None:
+    unknown = sorted(rules.predicates() - set(parsed.predicates))
+    if unknown:
+        raise DomainError(path, f"rules mention predicates the domain does not define: {', '.join(unknown)}")
+    for invariant in rules.invariants:
+        if invariant.type and invariant.type not in parsed.types:
+            raise DomainError(path, f"invariant names unknown type {invariant.type!r}")
+    for group in rules.groups:
+        for pattern in group.patterns:
+            if len(pattern.terms) != len(parsed.predicates[pattern.predicate]):
+                raise DomainError(path, f"pattern {pattern} has the wrong number of arguments")
+
+
+class DomainRegistry:
+    """Finds domains by name: the ones shipped with the package plus registered folders."""
+
+    def __init__(self, extra: Mapping[str, Path | str] | None = None) -> None:
+        self._folders: dict[str, Path] = dict(_builtin_folders())
+        for name, folder in (extra or {}).items():
+            self.register(name, folder)
+
+    def register(self, name: str, folder: Path | str) -> None:
+        self._folders[name] = Path(folder)
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(sorted(self._folders))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._folders
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def get(self, name: str) -> Domain:
+        folder = self._folders.get(name)
+        if folder is None:
+            raise UnknownDomain(name, self.names())
+        return load_domain(folder)
+
+
+def _builtin_folders() -> dict[str, Path]:
+    root = resources.files("kg_memory") / "domains"
+    found: dict[str, Path] = {}
+    for entry in root.iterdir():
+        if entry.is_dir() and (entry / "domain.pddl").is_file():
+            found[entry.name] = Path(str(entry))
+    return found

@@ -1,0 +1,168 @@
+"""``WorldMemory``: a memory bound to its store and domain, where every write is verified
+and recorded as an :class:`Update`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from kg_memory import operations
+from kg_memory.domain import Domain
+from kg_memory.errors import InvalidValue, VersionConflict
+from kg_memory.model import (
+    Delta,
+    Entity,
+    Fact,
+    Issue,
+    Memory,
+    Neighbourhood,
+    State,
+    Update,
+    UpdateSource,
+    UpdateStatus,
+)
+from kg_memory.store import GraphStore
+from kg_memory.verifier import Verifier
+
+# Attempts to re-verify and commit when other writers keep moving the memory on.
+DEFAULT_COMMIT_ATTEMPTS = 8
+
+
+class _View:
+    """The store as the verifier's read-only view of one memory."""
+
+    def __init__(self, store: GraphStore, memory: str) -> None:
+        self._store = store
+        self._memory = memory
+
+    def entities(self, names: Iterable[str]) -> Mapping[str, Entity]:
+        return self._store.entities(self._memory, names)
+
+    def facts_about(self, names: Iterable[str]) -> frozenset[Fact]:
+        return self._store.facts_about(self._memory, names)
+
+
+class WorldMemory:
+    def __init__(self, store: GraphStore, name: str, domain: Domain) -> None:
+        self.store = store
+        self.name = name
+        self.domain = domain
+        self.verifier = Verifier(domain)
+
+    @classmethod
+    def create(cls, store: GraphStore, name: str, domain: str, domains: Any = None) -> WorldMemory:
+        registry = domains or getattr(store, "domains")
+        record = store.create_memory(name, domain)
+        return cls(store, record.name, registry.get(domain))
+
+    @classmethod
+    def open(cls, store: GraphStore, name: str, domains: Any = None) -> WorldMemory:
+        registry = domains or getattr(store, "domains")
+        record = store.get_memory(name)
+        return cls(store, record.name, registry.get(record.domain))
+
+    # -- reads ------------------------------------------------------------------------------
+
+    @property
+    def record(self) -> Memory:
+        return self.store.get_memory(self.name)
+
+    @property
+    def version(self) -> int:
+        return self.record.version
+
+    def entities(self, names: Iterable[str] | None = None) -> dict[str, Entity]:
+        return self.store.entities(self.name, names)
+
+    def facts(self, predicate: str | None = None, entity: str | None = None) -> frozenset[Fact]:
+        return self.store.facts(self.name, predicate, entity)
+
+    def state(self) -> State:
+        return operations.current_state(self.store, self.name)
+
+    def neighbourhood(self, seeds: Iterable[str], hops: int = 2, max_facts: int = 200) -> Neighbourhood:
+        return operations.neighbourhood(self.store, self.name, seeds, hops, max_facts)
+
+    def history(self, since_seq: int = 0, limit: int | None = None) -> list[Update]:
+        return self.store.history(self.name, since_seq, limit)
+
+    def state_at(self, version: int) -> State:
+        return operations.state_at(self.store, getattr(self.store, "domains"), self.name, version)
+
+    def export(self) -> dict[str, Any]:
+        return operations.export_memory(self.store, self.name)
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def verify(self, delta: Delta, source: UpdateSource) -> tuple[Issue, ...]:
+        """Issues the delta would have against the current state (nothing is written)."""
+        return self.verifier.verify(delta, _View(self.store, self.name), UpdateSource(source))
+
+    def apply(
+        self,
+        delta: Delta,
+        *,
+        source: UpdateSource,
+        input: str = "",
+        expected_version: int | None = None,
+        meta: Mapping[str, Any] | None = None,
+        attempts: int = DEFAULT_COMMIT_ATTEMPTS,
+    ) -> Update:
+        """Verify ``delta`` and apply it atomically, or record it as rejected with its issues.
+
+        With ``expected_version`` the caller's view must still be current, or
+        :class:`VersionConflict` is raised. Without it, a conflict with a concurrent writer
+        re-verifies the delta against the new state and tries again, up to ``attempts`` times.
+        """
+        source = UpdateSource(source)
+        for _ in range(max(1, attempts)):
+            version = self.version
+            if expected_version is not None and version != expected_version:
+                raise VersionConflict(self.name, expected_version, version)
+            issues = self.verify(delta, source)
+            base = dict(memory=self.name, source=source, delta=delta, input=input, meta=meta or {}, version=version)
+            if issues:
+                return self.store.record(Update(status=UpdateStatus.REJECTED, issues=issues, **base))
+            if delta.is_empty:
+                return self.store.record(Update(status=UpdateStatus.NOOP, **base))
+            try:
+                return self.store.commit(Update(status=UpdateStatus.APPLIED, **base), expected_version=version)
+            except VersionConflict:
+                if expected_version is not None:
+                    raise
+        raise VersionConflict(self.name, version, self.version)
+
+    def reject(
+        self, *, source: UpdateSource, input: str, issues: Iterable[Issue], delta: Delta | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Update:
+        """Record an update that failed before it had a valid delta (e.g. unusable model output)."""
+        update = Update(
+            memory=self.name, source=UpdateSource(source), delta=delta or Delta(), status=UpdateStatus.REJECTED,
+            input=input, issues=tuple(issues), version=self.version, meta=meta or {},
+        )
+        return self.store.record(update)
+
+    def add_entities(self, entities: Iterable[Entity], *, input: str = "", facts: Iterable[Fact] = ()) -> Update:
+        """Perception's write: new entities, with the facts that place them."""
+        return self.apply(
+            Delta(add=frozenset(facts), new_entities=tuple(entities)), source=UpdateSource.SENSOR, input=input
+        )
+
+    def revert(self, update_id: str, *, input: str = "", expected_version: int | None = None) -> Update:
+        """Undo an applied update with a new compensating update (verified like any other)."""
+        original = self.store.get_update(self.name, update_id)
+        if original.status is not UpdateStatus.APPLIED:
+            raise InvalidValue("update to revert", update_id, f"it was {original.status}, so there is nothing to undo")
+        return self.apply(
+            original.delta.inverse(),
+            source=UpdateSource.REVERT,
+            input=input or f"revert {update_id}",
+            expected_version=expected_version,
+            meta={"reverts": update_id},
+        )
+
+    @classmethod
+    def import_(cls, store: GraphStore, data: Mapping[str, Any], name: str | None = None) -> WorldMemory:
+        record = operations.import_memory(store, data, name)
+        return cls.open(store, record.name)

@@ -1,0 +1,354 @@
+"""Core value types of the world-state memory: immutable, validated on construction.
+
+The world is closed: a fact that is not stored is false.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from types import MappingProxyType
+from typing import Any, TypeAlias
+
+from kg_memory.errors import InvalidName, InvalidValue
+
+# PDDL names: a letter, then letters, digits, '_' or '-'. Nothing else is ever interpolated
+# into a query, so a quote, brace or backtick can never reach Cypher or SQL as code.
+_NAME = re.compile(r"^[a-z][a-z0-9_\-]*$")
+_NAME_RULE = "use a letter followed by letters, digits, '_' or '-' (a PDDL name)"
+AttrValue: TypeAlias = str | int | float | bool
+Triple: TypeAlias = tuple[str, str, str]
+
+
+def pddl_name(value: object, kind: str = "entity") -> str:
+    """Return ``value`` as a lower-case PDDL name, or raise :class:`InvalidName`."""
+    if not isinstance(value, str):
+        raise InvalidName(kind, value, "must be a string")
+    name = value.strip().lower()
+    if not _NAME.match(name):
+        raise InvalidName(kind, value, _NAME_RULE)
+    return name
+
+
+def is_pddl_name(value: object) -> bool:
+    return isinstance(value, str) and bool(_NAME.match(value.strip().lower()))
+
+
+def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(value or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """An instance of a PDDL predicate, e.g. ``(on mug_1 table_2)``."""
+
+    predicate: str
+    args: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "predicate", pddl_name(self.predicate, "predicate"))
+        if isinstance(self.args, str):
+            raise InvalidValue("fact arguments", self.args, "pass a sequence of names, not one string")
+        object.__setattr__(self, "args", tuple(pddl_name(a) for a in self.args))
+
+    @classmethod
+    def parse(cls, text: str) -> Fact:
+        """Parse ``(predicate arg ...)``."""
+        body = text.strip()
+        if not (body.startswith("(") and body.endswith(")")):
+            raise InvalidValue("fact", text, "write it as (predicate arg1 arg2 ...)")
+        parts = body[1:-1].split()
+        if not parts:
+            raise InvalidValue("fact", text, "it names no predicate")
+        return cls(parts[0], tuple(parts[1:]))
+
+    @classmethod
+    def from_triple(cls, subject: str, predicate: str, obj: str | bool) -> Fact:
+        """Inverse of :meth:`triple`: ``(s, p, true)`` is unary, ``(s, p, o)`` binary."""
+        if obj is True or (isinstance(obj, str) and obj.strip().lower() == "true"):
+            return cls(predicate, (subject,))
+        if obj is False or not isinstance(obj, str):
+            raise InvalidValue("triple", (subject, predicate, obj), "the object must be an entity or true")
+        return cls(predicate, (subject, obj))
+
+    @property
+    def arity(self) -> int:
+        return len(self.args)
+
+    def triple(self) -> Triple | None:
+        """``(s, p, o)`` for binary facts, ``(s, p, 'true')`` for unary ones, else ``None``."""
+        if self.arity == 2:
+            return (self.args[0], self.predicate, self.args[1])
+        if self.arity == 1:
+            return (self.args[0], self.predicate, "true")
+        return None
+
+    def display(self) -> str:
+        """The triple view where there is one; ``(p a b c)`` for n-ary and nullary facts."""
+        triple = self.triple()
+        return f"({', '.join(triple)})" if triple else str(self)
+
+    def __str__(self) -> str:
+        return f"({' '.join((self.predicate, *self.args))})"
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """Something in the world: ``name`` is its PDDL object name, ``label`` what people call it."""
+
+    name: str
+    type: str
+    label: str = ""
+    attrs: Mapping[str, AttrValue] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", pddl_name(self.name))
+        object.__setattr__(self, "type", pddl_name(self.type, "type"))
+        if not isinstance(self.label, str):
+            raise InvalidValue("entity label", self.label, "must be a string")
+        label = self.label.strip() or self.name.replace("_", " ")
+        object.__setattr__(self, "label", label)
+        for key, value in dict(self.attrs).items():
+            if not isinstance(key, str) or not isinstance(value, str | int | float | bool):
+                raise InvalidValue("entity attribute", {key: value}, "keys are strings, values str/int/float/bool")
+        object.__setattr__(self, "attrs", _frozen_mapping(self.attrs))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "type": self.type, "label": self.label, "attrs": dict(self.attrs)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Entity:
+        return cls(data["name"], data["type"], data.get("label", ""), data.get("attrs") or {})
+
+
+def _facts(value: Iterable[Fact | str], what: str) -> frozenset[Fact]:
+    if isinstance(value, str | Fact):
+        raise InvalidValue(what, value, "pass a collection of facts")
+    facts = []
+    for item in value:
+        if isinstance(item, str):
+            item = Fact.parse(item)
+        if not isinstance(item, Fact):
+            raise InvalidValue(what, item, "not a Fact")
+        facts.append(item)
+    return frozenset(facts)
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    """Facts to remove and to add, and entities to create (perception only)."""
+
+    remove: frozenset[Fact] = frozenset()
+    add: frozenset[Fact] = frozenset()
+    new_entities: tuple[Entity, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "remove", _facts(self.remove, "facts to remove"))
+        object.__setattr__(self, "add", _facts(self.add, "facts to add"))
+        entities = tuple(self.new_entities)
+        if not all(isinstance(e, Entity) for e in entities):
+            raise InvalidValue("new entities", entities, "every item must be an Entity")
+        object.__setattr__(self, "new_entities", entities)
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.remove or self.add or self.new_entities)
+
+    @property
+    def size(self) -> int:
+        """Number of fact changes."""
+        return len(self.remove) + len(self.add)
+
+    def mentioned(self) -> frozenset[str]:
+        """Every entity name the delta touches."""
+        names = {a for f in self.remove | self.add for a in f.args}
+        names.update(e.name for e in self.new_entities)
+        return frozenset(names)
+
+    def inverse(self) -> Delta:
+        """The compensating delta (entities, once created, stay)."""
+        return Delta(remove=self.add, add=self.remove)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "remove": sorted(str(f) for f in self.remove),
+            "add": sorted(str(f) for f in self.add),
+            "new_entities": [e.to_json() for e in self.new_entities],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Delta:
+        return cls(
+            remove=frozenset(Fact.parse(f) for f in data.get("remove", ())),
+            add=frozenset(Fact.parse(f) for f in data.get("add", ())),
+            new_entities=tuple(Entity.from_json(e) for e in data.get("new_entities", ())),
+        )
+
+
+class IssueCode(enum.StrEnum):
+    UNKNOWN_PREDICATE = "unknown_predicate"
+    WRONG_ARITY = "wrong_arity"
+    UNKNOWN_ENTITY = "unknown_entity"
+    TYPE_MISMATCH = "type_mismatch"
+    REMOVE_ABSENT = "remove_absent"
+    ADD_PRESENT = "add_present"
+    REMOVE_AND_ADD = "remove_and_add"
+    FUNCTIONAL = "functional"
+    EXCLUSIVE = "exclusive"
+    STATIC_PREDICATE = "static_predicate"
+    INVARIANT = "invariant"
+    UNKNOWN_TYPE = "unknown_type"
+    ENTITY_EXISTS = "entity_exists"
+    ENTITY_NOT_ALLOWED = "entity_not_allowed"
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """One problem with a delta, in one sentence a person or a language model can act on."""
+
+    code: IssueCode
+    fact: Fact | None
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code.value, "fact": str(self.fact) if self.fact else None, "message": self.message}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Issue:
+        fact = Fact.parse(data["fact"]) if data.get("fact") else None
+        return cls(IssueCode(data["code"]), fact, data["message"])
+
+
+class UpdateSource(enum.StrEnum):
+    NL = "nl"
+    SENSOR = "sensor"
+    EXECUTION = "execution"
+    API = "api"
+    REVERT = "revert"
+
+
+class UpdateStatus(enum.StrEnum):
+    APPLIED = "applied"
+    REJECTED = "rejected"
+    NOOP = "noop"
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    """A recorded write: every change of state is one, and so is every rejected attempt.
+
+    ``seq`` orders the memory's history (0 until stored); ``version`` is the memory's
+    version after an applied update, or the version a rejected/noop one was checked against.
+    ``input`` is the utterance, or the observation as JSON text. ``meta`` carries provenance
+    such as retrieval statistics, retries and token usage.
+    """
+
+    memory: str
+    source: UpdateSource
+    delta: Delta
+    status: UpdateStatus
+    input: str = ""
+    issues: tuple[Issue, ...] = ()
+    version: int = 0
+    seq: int = 0
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    time: datetime = field(default_factory=_utc_now)
+    meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "source", UpdateSource(self.source))
+        object.__setattr__(self, "status", UpdateStatus(self.status))
+        object.__setattr__(self, "issues", tuple(self.issues))
+        if self.status is UpdateStatus.REJECTED and not self.issues:
+            raise InvalidValue("update", self.id, "a rejected update must carry its reasons")
+        if self.time.tzinfo is None:
+            raise InvalidValue("update time", self.time, "must be timezone-aware")
+        try:
+            json.dumps(dict(self.meta))
+        except (TypeError, ValueError) as exc:
+            raise InvalidValue("update meta", self.meta, f"must be JSON-serializable ({exc})") from exc
+        object.__setattr__(self, "meta", _frozen_mapping(self.meta))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "memory": self.memory,
+            "seq": self.seq,
+            "source": self.source.value,
+            "input": self.input,
+            "delta": self.delta.to_json(),
+            "status": self.status.value,
+            "issues": [i.to_json() for i in self.issues],
+            "version": self.version,
+            "time": self.time.isoformat(),
+            "meta": dict(self.meta),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Update:
+        return cls(
+            memory=data["memory"],
+            source=UpdateSource(data["source"]),
+            delta=Delta.from_json(data["delta"]),
+            status=UpdateStatus(data["status"]),
+            input=data.get("input", ""),
+            issues=tuple(Issue.from_json(i) for i in data.get("issues", ())),
+            version=int(data.get("version", 0)),
+            seq=int(data.get("seq", 0)),
+            id=data["id"],
+            time=datetime.fromisoformat(data["time"]),
+            meta=data.get("meta") or {},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """A named world state bound to a domain."""
+
+    name: str
+    domain: str
+    version: int = 0
+    created: datetime = field(default_factory=_utc_now)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", pddl_name(self.name, "memory"))
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """A whole world state: entities by name and the facts that hold."""
+
+    entities: Mapping[str, Entity]
+    facts: frozenset[Fact]
+    version: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "entities", _frozen_mapping(self.entities))
+        object.__setattr__(self, "facts", frozenset(self.facts))
+
+    def holds(self, fact: Fact) -> bool:
+        return fact in self.facts
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbourhood:
+    """Facts within ``hops`` of seed entities, nearest first, capped at ``max_facts``."""
+
+    seeds: tuple[str, ...]
+    entities: Mapping[str, Entity]
+    facts: tuple[Fact, ...]
+    distance: Mapping[str, int]
+    truncated: bool
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "entities", _frozen_mapping(self.entities))
+        object.__setattr__(self, "distance", _frozen_mapping(self.distance))

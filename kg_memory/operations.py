@@ -1,0 +1,136 @@
+"""Operations every store gets from the protocol's primitives: k-hop neighbourhoods,
+replay to a past version, and export/import of a memory as JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from kg_memory.domain import DomainRegistry
+from kg_memory.errors import InvalidValue, KgMemoryError
+from kg_memory.model import (
+    Delta,
+    Entity,
+    Fact,
+    Memory,
+    Neighbourhood,
+    State,
+    Update,
+    UpdateSource,
+    UpdateStatus,
+    pddl_name,
+)
+from kg_memory.store import GraphStore
+
+EXPORT_FORMAT = "l3mp.memory/1"
+
+
+def neighbourhood(
+    store: GraphStore, memory: str, seeds: Iterable[str], hops: int = 2, max_facts: int = 200
+) -> Neighbourhood:
+    """Facts within ``hops`` of the seeds, breadth first, so nearer facts win the cap.
+
+    A fact is at hop ``d`` if it mentions an entity at distance ``d - 1``; its other
+    arguments are then at distance ``d``.
+    """
+    if hops < 0 or max_facts < 0:
+        raise InvalidValue("neighbourhood limits", (hops, max_facts), "must not be negative")
+    seed_names = tuple(dict.fromkeys(seeds))
+    distance = {name: 0 for name in store.entities(memory, seed_names)}
+    frontier = sorted(distance)
+    facts: dict[Fact, None] = {}
+    truncated = False
+    for hop in range(1, hops + 1):
+        if not frontier:
+            break
+        found = sorted(store.facts_about(memory, frontier) - facts.keys(), key=str)
+        if len(facts) + len(found) > max_facts:
+            found, truncated = found[: max_facts - len(facts)], True
+        facts.update(dict.fromkeys(found))
+        frontier = sorted({a for f in found for a in f.args if a not in distance})
+        distance.update({name: hop for name in frontier})
+        if truncated:
+            break
+    entities = store.entities(memory, distance)
+    return Neighbourhood(seed_names, entities, tuple(facts), distance, truncated)
+
+
+def current_state(store: GraphStore, memory: str) -> State:
+    version = store.get_memory(memory).version
+    return State(store.entities(memory), store.facts(memory), version)
+
+
+def state_at(store: GraphStore, domains: DomainRegistry, memory: str, version: int) -> State:
+    """Rebuild the state after ``version`` by replaying the applied updates."""
+    record = store.get_memory(memory)
+    if not 0 <= version <= record.version:
+        raise InvalidValue("version", version, f"memory {memory!r} has versions 0..{record.version}")
+    entities = {e.name: e for e in domains.get(record.domain).constant_entities()}
+    facts: set[Fact] = set()
+    for update in store.history(memory):
+        if update.status is not UpdateStatus.APPLIED or update.version > version:
+            continue
+        entities.update({e.name: e for e in update.delta.new_entities})
+        facts.difference_update(update.delta.remove)
+        facts.update(update.delta.add)
+    return State(entities, frozenset(facts), version)
+
+
+def export_memory(store: GraphStore, memory: str) -> dict[str, Any]:
+    """The memory, its current state and its full history as JSON-ready data."""
+    record = store.get_memory(memory)
+    state = current_state(store, memory)
+    return {
+        "format": EXPORT_FORMAT,
+        "memory": {"name": record.name, "domain": record.domain, "version": state.version},
+        "entities": [e.to_json() for e in sorted(state.entities.values(), key=lambda e: e.name)],
+        "facts": sorted(str(f) for f in state.facts),
+        "history": [u.to_json() for u in store.history(memory)],
+    }
+
+
+class ImportMismatch(KgMemoryError):
+    def __init__(self, memory: str, problem: str) -> None:
+        self.memory = memory
+        super().__init__(f"import of {memory!r} failed: {problem}; the partial memory was deleted")
+
+
+def import_memory(store: GraphStore, data: Mapping[str, Any], name: str | None = None) -> Memory:
+    """Recreate an exported memory under ``name`` (default: its own), history included.
+
+    The history is replayed, so past versions stay inspectable; an export without
+    history becomes one ``api`` update. The result is checked against the exported state.
+    """
+    if data.get("format") != EXPORT_FORMAT:
+        raise InvalidValue("memory export", data.get("format"), f"expected format {EXPORT_FORMAT!r}")
+    target = pddl_name(name or data["memory"]["name"], "memory")
+    store.create_memory(target, data["memory"]["domain"])
+    try:
+        _replay_into(store, target, data)
+        _check_import(store, target, data)
+    except BaseException:
+        store.delete_memory(target)
+        raise
+    return store.get_memory(target)
+
+
+def _replay_into(store: GraphStore, target: str, data: Mapping[str, Any]) -> None:
+    history = [Update.from_json({**u, "memory": target}) for u in data.get("history", ())]
+    if not history:
+        constants = set(store.entities(target))
+        entities = tuple(Entity.from_json(e) for e in data["entities"] if e["name"] not in constants)
+        delta = Delta(add=frozenset(Fact.parse(f) for f in data["facts"]), new_entities=entities)
+        history = [Update(target, UpdateSource.API, delta, UpdateStatus.APPLIED, input="import", version=1)]
+    for update in history:
+        if update.status is UpdateStatus.APPLIED:
+            store.commit(update, expected_version=update.version - 1)
+        else:
+            store.record(update)
+
+
+def _check_import(store: GraphStore, target: str, data: Mapping[str, Any]) -> None:
+    facts = {str(f) for f in store.facts(target)}
+    if facts != set(data["facts"]):
+        raise ImportMismatch(target, "replaying the history does not give the exported facts")
+    if set(store.entities(target)) != {e["name"] for e in data["entities"]}:
+        raise ImportMismatch(target, "replaying the history does not give the exported entities")

@@ -1,0 +1,64 @@
+"""Helpers shared by the backends: update rows and a few checks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from kg_memory.errors import InvalidValue, NotApplicable
+from kg_memory.model import Delta, Issue, Update, UpdateSource, UpdateStatus
+
+UPDATE_COLUMNS = ("seq", "id", "source", "input", "delta", "status", "issues", "version", "time", "meta")
+
+
+def update_row(update: Update) -> dict[str, Any]:
+    """The flat, JSON-text form both backends persist."""
+    return {
+        "seq": update.seq,
+        "id": update.id,
+        "source": update.source.value,
+        "input": update.input,
+        "delta": json.dumps(update.delta.to_json()),
+        "status": update.status.value,
+        "issues": json.dumps([i.to_json() for i in update.issues]),
+        "version": update.version,
+        "time": update.time.isoformat(),
+        "meta": json.dumps(dict(update.meta)),
+    }
+
+
+def update_from_row(memory: str, row: Mapping[str, Any]) -> Update:
+    return Update(
+        memory=memory,
+        source=UpdateSource(row["source"]),
+        delta=Delta.from_json(json.loads(row["delta"])),
+        status=UpdateStatus(row["status"]),
+        input=row["input"],
+        issues=tuple(Issue.from_json(i) for i in json.loads(row["issues"])),
+        version=int(row["version"]),
+        seq=int(row["seq"]),
+        id=row["id"],
+        time=datetime.fromisoformat(row["time"]),
+        meta=json.loads(row["meta"]),
+    )
+
+
+def check_commit(update: Update) -> None:
+    if update.status is not UpdateStatus.APPLIED:
+        raise InvalidValue("update to commit", update.id, f"status is {update.status}, commit only applied ones")
+    overlap = update.delta.remove & update.delta.add
+    if overlap:
+        raise NotApplicable(update.memory, f"{sorted(map(str, overlap))} are both removed and added")
+
+
+def check_record(update: Update) -> None:
+    if update.status is UpdateStatus.APPLIED:
+        raise InvalidValue("update to record", update.id, "applied updates go through commit")
+
+
+def stamp(update: Update, *, seq: int, version: int) -> Update:
+    """The update as stored: its place in the history and the version it left."""
+    return replace(update, seq=seq, version=version)

@@ -1,0 +1,442 @@
+"""The production store: Neo4j over Bolt with the official driver.
+
+Layout, so the graph reads naturally in Neo4j Browser:
+
+* a memory is a ``(:Memory {name, domain, version, next_seq})`` node;
+* entities are ``(:Entity:<type> {memory, name, type, label, attrs})`` nodes;
+* binary facts are relationships typed by their predicate, ``(mug_1)-[:on]->(table_1)``;
+* unary facts are boolean properties, ``lamp_1.light_on = true``;
+* nullary and n-ary facts are ``(:Fact {memory, predicate, args, key})`` nodes with
+  ``[:ARG {pos}]`` relationships to their arguments;
+* the history is ``(:Update {memory, seq, ...})`` nodes, written in the same transaction.
+
+Cypher is always parametrized. The only text interpolated is a type label or a predicate
+name, and only after it has been checked against the memory's domain and the PDDL name
+rule (letters, digits, '_' and '-'), and always inside backticks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import neo4j
+from neo4j import exceptions as neo4j_errors
+
+from kg_memory.domain import Domain, DomainRegistry
+from kg_memory.errors import (
+    InvalidValue,
+    MemoryExists,
+    NotApplicable,
+    StoreUnavailable,
+    UnknownMemory,
+    UnknownUpdate,
+    VersionConflict,
+)
+from kg_memory.model import Entity, Fact, Memory, Update, is_pddl_name, pddl_name
+from kg_memory.stores._common import UPDATE_COLUMNS, check_commit, check_record, stamp, update_from_row, update_row
+
+T = TypeVar("T")
+# Node properties that are not unary facts; a domain may not use these as predicate names.
+RESERVED_PROPERTIES = frozenset({"memory", "name", "type", "label", "attrs", "embedding", "text"})
+
+_SCHEMA = (
+    "CREATE CONSTRAINT l3mp_memory_name IF NOT EXISTS FOR (m:Memory) REQUIRE m.name IS UNIQUE",
+    "CREATE CONSTRAINT l3mp_entity_key IF NOT EXISTS FOR (e:Entity) REQUIRE (e.memory, e.name) IS UNIQUE",
+    "CREATE CONSTRAINT l3mp_update_key IF NOT EXISTS FOR (u:Update) REQUIRE (u.memory, u.seq) IS UNIQUE",
+    "CREATE INDEX l3mp_entity_memory IF NOT EXISTS FOR (e:Entity) ON (e.memory)",
+    "CREATE INDEX l3mp_fact_key IF NOT EXISTS FOR (f:Fact) ON (f.memory, f.key)",
+    "CREATE INDEX l3mp_fact_memory IF NOT EXISTS FOR (f:Fact) ON (f.memory)",
+    "CREATE INDEX l3mp_update_id IF NOT EXISTS FOR (u:Update) ON (u.memory, u.id)",
+)
+
+_FACTS_OF_ENTITIES = """
+MATCH (e:Entity {memory: $memory}) WHERE e.name IN $names
+CALL (e) {
+    MATCH (e)-[r]->(o:Entity) RETURN type(r) AS predicate, [e.name, o.name] AS args
+    UNION ALL
+    MATCH (o:Entity)-[r]->(e) RETURN type(r) AS predicate, [o.name, e.name] AS args
+    UNION ALL
+    UNWIND [p IN $unary WHERE e[p] = true] AS p RETURN p AS predicate, [e.name] AS args
+    UNION ALL
+    MATCH (e)<-[:ARG]-(f:Fact) RETURN f.predicate AS predicate, f.args AS args
+}
+RETURN predicate, args
+"""
+_NULLARY = "MATCH (f:Fact {memory: $memory}) WHERE size(f.args) = 0 RETURN f.predicate AS predicate, f.args AS args"
+
+
+def _q(identifier: str) -> str:
+    """Backtick-quote a validated label or relationship type."""
+    if not is_pddl_name(identifier):
+        raise InvalidValue("Cypher identifier", identifier, "only PDDL names are interpolated")
+    return f"`{identifier}`"
+
+
+def _key(fact: Fact) -> str:
+    return " ".join((fact.predicate, *fact.args))
+
+
+class Neo4jStore:
+    backend = "neo4j"
+
+    def __init__(
+        self,
+        uri: str,
+        auth: tuple[str, str] | None = None,
+        domains: DomainRegistry | None = None,
+        *,
+        database: str | None = None,
+        timeout: float = 10.0,
+        retry_time: float = 5.0,
+    ) -> None:
+        self.uri = uri
+        self.domains = domains or DomainRegistry()
+        self._database = database
+        self._domain_of: dict[str, Domain] = {}
+        self._driver = neo4j.GraphDatabase.driver(
+            uri,
+            auth=auth,
+            connection_timeout=timeout,
+            connection_acquisition_timeout=timeout,
+            max_transaction_retry_time=retry_time,
+        )
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _errors(self, operation: str) -> Iterator[None]:
+        try:
+            yield
+        except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
+            raise StoreUnavailable(self.backend, operation, str(exc) or type(exc).__name__) from exc
+        except neo4j_errors.DriverError as exc:  # incomplete commit, broken connection, ...
+            raise StoreUnavailable(self.backend, operation, str(exc) or type(exc).__name__) from exc
+
+    def _read(self, operation: str, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
+        with self._errors(operation), self._driver.session(database=self._database) as session:
+            return session.execute_read(work)
+
+    def _write(self, operation: str, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
+        with self._errors(operation), self._driver.session(database=self._database) as session:
+            return session.execute_write(work)
+
+    def init_schema(self) -> None:
+        """Create constraints and indexes (idempotent); call once at deployment or start-up."""
+        with self._errors("init schema"), self._driver.session(database=self._database) as session:
+            for statement in _SCHEMA:
+                session.run(statement).consume()
+
+    def ping(self) -> None:
+        with self._errors("ping"):
+            self._driver.verify_connectivity()
+
+    def _domain(self, memory: str) -> Domain:
+        domain = self._domain_of.get(memory)
+        if domain is None:
+            domain = self.domains.get(self.get_memory(memory).domain)
+            self._domain_of[memory] = domain
+        return domain
+
+    def _unary(self, memory: str) -> list[str]:
+        return sorted(p.name for p in self._domain(memory).predicates.values() if p.arity == 1)
+
+    # -- memories ---------------------------------------------------------------------------
+
+    def create_memory(self, name: str, domain: str) -> Memory:
+        name = pddl_name(name, "memory")
+        schema = self.domains.get(domain)
+        clash = sorted(RESERVED_PROPERTIES & set(schema.predicates))
+        if clash:
+            raise InvalidValue("domain for Neo4j", domain, f"predicates {clash} clash with node properties")
+        created = datetime.now(UTC)
+
+        def work(tx: neo4j.ManagedTransaction) -> None:
+            if tx.run("MATCH (m:Memory {name: $name}) RETURN m", name=name).single():
+                raise MemoryExists(name)
+            tx.run(
+                "CREATE (:Memory {name: $name, domain: $domain, version: 0, next_seq: 1, created: $created})",
+                name=name, domain=domain, created=created.isoformat(),
+            ).consume()
+            _create_entities(tx, name, schema.constant_entities(), schema)
+
+        self._write("create memory", work)
+        return Memory(name, domain, 0, created)
+
+    def get_memory(self, name: str) -> Memory:
+        def work(tx: neo4j.ManagedTransaction) -> Any:
+            return tx.run("MATCH (m:Memory {name: $name}) RETURN m", name=name).single()
+
+        record = self._read("read", work)
+        if record is None:
+            raise UnknownMemory(name)
+        return _memory(record["m"])
+
+    def list_memories(self) -> list[Memory]:
+        def work(tx: neo4j.ManagedTransaction) -> list[Any]:
+            return list(tx.run("MATCH (m:Memory) RETURN m ORDER BY m.name"))
+
+        return [_memory(r["m"]) for r in self._read("read", work)]
+
+    def delete_memory(self, name: str) -> None:
+        self.get_memory(name)
+        with self._errors("delete memory"), self._driver.session(database=self._database) as session:
+            for label in ("Fact", "Update", "Entity"):
+                session.run(
+                    f"MATCH (n:{label} {{memory: $name}}) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS",
+                    name=name,
+                ).consume()
+            session.run("MATCH (m:Memory {name: $name}) DETACH DELETE m", name=name).consume()
+        self._domain_of.pop(name, None)
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def entities(self, memory: str, names: Iterable[str] | None = None) -> dict[str, Entity]:
+        self._domain(memory)
+        query = "MATCH (e:Entity {memory: $memory})"
+        if names is not None:
+            query += " WHERE e.name IN $names"
+        query += " RETURN e.name AS name, e.type AS type, e.label AS label, e.attrs AS attrs"
+        params = {"memory": memory, "names": list(names) if names is not None else None}
+
+        def work(tx: neo4j.ManagedTransaction) -> list[Any]:
+            return list(tx.run(query, params))
+
+        return {
+            r["name"]: Entity(r["name"], r["type"], r["label"], json.loads(r["attrs"]))
+            for r in self._read("read", work)
+        }
+
+    def facts(self, memory: str, predicate: str | None = None, entity: str | None = None) -> frozenset[Fact]:
+        if entity is not None:
+            found = self.facts_about(memory, [entity])
+            return frozenset(f for f in found if entity in f.args and (predicate is None or f.predicate == predicate))
+        domain = self._domain(memory)
+        predicates = [predicate] if predicate is not None else sorted(domain.predicates)
+        arities = {p: domain.predicates[p].arity for p in predicates if p in domain.predicates}
+
+        def work(tx: neo4j.ManagedTransaction) -> set[Fact]:
+            return {fact for name, arity in arities.items() for fact in _facts_of_predicate(tx, memory, name, arity)}
+
+        return frozenset(self._read("read", work))
+
+    def facts_about(self, memory: str, names: Iterable[str]) -> frozenset[Fact]:
+        unary = self._unary(memory)
+        params = {"memory": memory, "names": list(names), "unary": unary}
+
+        def work(tx: neo4j.ManagedTransaction) -> set[Fact]:
+            rows = list(tx.run(_FACTS_OF_ENTITIES, params)) + list(tx.run(_NULLARY, memory=memory))
+            return {Fact(r["predicate"], tuple(r["args"])) for r in rows}
+
+        return frozenset(self._read("read", work))
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def commit(self, update: Update, expected_version: int) -> Update:
+        check_commit(update)
+        domain = self._domain(update.memory)
+        _check_delta_names(update, domain)
+
+        def work(tx: neo4j.ManagedTransaction) -> Update:
+            version, seq = _lock_memory(tx, update.memory, bump_version=True)
+            if version != expected_version:
+                raise VersionConflict(update.memory, expected_version, version)
+            _create_entities(tx, update.memory, update.delta.new_entities, domain)
+            _remove_facts(tx, update.memory, update.delta.remove)
+            _add_facts(tx, update.memory, update.delta.add)
+            stored = stamp(update, seq=seq, version=version + 1)
+            _log(tx, stored)
+            return stored
+
+        return self._write("commit", work)
+
+    def record(self, update: Update) -> Update:
+        check_record(update)
+
+        def work(tx: neo4j.ManagedTransaction) -> Update:
+            version, seq = _lock_memory(tx, update.memory, bump_version=False)
+            stored = stamp(update, seq=seq, version=version)
+            _log(tx, stored)
+            return stored
+
+        return self._write("record", work)
+
+    # -- history ----------------------------------------------------------------------------
+
+    def history(self, memory: str, since_seq: int = 0, limit: int | None = None) -> list[Update]:
+        self.get_memory(memory)
+        query = "MATCH (u:Update {memory: $memory}) WHERE u.seq > $since RETURN u ORDER BY u.seq"
+        if limit is not None:
+            query += " LIMIT $limit"
+
+        def work(tx: neo4j.ManagedTransaction) -> list[Any]:
+            return list(tx.run(query, memory=memory, since=since_seq, limit=limit))
+
+        return [update_from_row(memory, dict(r["u"])) for r in self._read("read", work)]
+
+    def get_update(self, memory: str, update_id: str) -> Update:
+        self.get_memory(memory)
+
+        def work(tx: neo4j.ManagedTransaction) -> Any:
+            return tx.run("MATCH (u:Update {memory: $memory, id: $id}) RETURN u", memory=memory, id=update_id).single()
+
+        record = self._read("read", work)
+        if record is None:
+            raise UnknownUpdate(memory, update_id)
+        return update_from_row(memory, dict(record["u"]))
+
+    def close(self) -> None:
+        self._driver.close()
+
+
+def _memory(node: Any) -> Memory:
+    return Memory(node["name"], node["domain"], node["version"], datetime.fromisoformat(node["created"]))
+
+
+def _check_delta_names(update: Update, domain: Domain) -> None:
+    for fact in update.delta.remove | update.delta.add:
+        schema = domain.predicates.get(fact.predicate)
+        if schema is None or schema.arity != fact.arity:
+            raise NotApplicable(update.memory, f"{fact} does not match the domain's predicates")
+    for entity in update.delta.new_entities:
+        if entity.type not in domain.types:
+            raise NotApplicable(update.memory, f"entity {entity.name} has unknown type {entity.type}")
+
+
+def _lock_memory(tx: neo4j.ManagedTransaction, memory: str, *, bump_version: bool) -> tuple[int, int]:
+    """Take the memory's write lock (the SET) and read its version and next seq under it."""
+    record = tx.run(
+        "MATCH (m:Memory {name: $memory}) "
+        "SET m.next_seq = m.next_seq + 1, m.version = m.version + $bump "
+        "RETURN m.version - $bump AS version, m.next_seq - 1 AS seq",
+        memory=memory, bump=1 if bump_version else 0,
+    ).single()
+    if record is None:
+        raise UnknownMemory(memory)
+    return int(record["version"]), int(record["seq"])
+
+
+def _create_entities(tx: neo4j.ManagedTransaction, memory: str, entities: Iterable[Entity], domain: Domain) -> None:
+    by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for e in entities:
+        by_type[e.type].append({"name": e.name, "type": e.type, "label": e.label, "attrs": json.dumps(dict(e.attrs))})
+    for type_, rows in by_type.items():
+        if type_ not in domain.types:
+            raise NotApplicable(memory, f"unknown entity type {type_}")
+        existing = tx.run(
+            "UNWIND $rows AS row MATCH (e:Entity {memory: $memory, name: row.name}) RETURN e.name AS name",
+            rows=rows, memory=memory,
+        ).value()
+        if existing:
+            raise NotApplicable(memory, f"entities already exist: {sorted(existing)}")
+        tx.run(
+            f"UNWIND $rows AS row CREATE (e:Entity:{_q(type_)} {{memory: $memory}}) SET e += row",
+            rows=rows, memory=memory,
+        ).consume()
+
+
+def _facts_of_predicate(tx: neo4j.ManagedTransaction, memory: str, predicate: str, arity: int) -> Iterator[Fact]:
+    if arity == 2:
+        rows = tx.run(
+            f"MATCH (a:Entity {{memory: $memory}})-[:{_q(predicate)}]->(b:Entity) RETURN a.name AS a, b.name AS b",
+            memory=memory,
+        )
+        return (Fact(predicate, (r["a"], r["b"])) for r in rows)
+    if arity == 1:
+        rows = tx.run(
+            f"MATCH (e:Entity {{memory: $memory}}) WHERE e.{_q(predicate)} = true RETURN e.name AS a", memory=memory
+        )
+        return (Fact(predicate, (r["a"],)) for r in rows)
+    rows = tx.run("MATCH (f:Fact {memory: $memory, predicate: $p}) RETURN f.args AS args", memory=memory, p=predicate)
+    return (Fact(predicate, tuple(r["args"])) for r in rows)
+
+
+def _by_predicate(facts: Iterable[Fact]) -> dict[tuple[str, int], list[Fact]]:
+    groups: dict[tuple[str, int], list[Fact]] = defaultdict(list)
+    for fact in sorted(facts, key=str):
+        groups[(fact.predicate, fact.arity)].append(fact)
+    return groups
+
+
+def _expect(memory: str, count: int, facts: list[Fact], problem: str) -> None:
+    if count != len(facts):
+        shown = ", ".join(str(f) for f in facts[:5])
+        raise NotApplicable(memory, f"{len(facts) - count} of [{shown}{', ...' if len(facts) > 5 else ''}] {problem}")
+
+
+def _remove_facts(tx: neo4j.ManagedTransaction, memory: str, facts: Iterable[Fact]) -> None:
+    for (predicate, arity), group in _by_predicate(facts).items():
+        if arity == 2:
+            query = (
+                f"UNWIND $rows AS row MATCH (a:Entity {{memory: $memory, name: row[0]}})"
+                f"-[r:{_q(predicate)}]->(b:Entity {{memory: $memory, name: row[1]}}) DELETE r RETURN count(r) AS n"
+            )
+            rows: list[Any] = [list(f.args) for f in group]
+        elif arity == 1:
+            query = (
+                f"UNWIND $rows AS row MATCH (e:Entity {{memory: $memory, name: row}}) WHERE e.{_q(predicate)} = true "
+                f"REMOVE e.{_q(predicate)} RETURN count(e) AS n"
+            )
+            rows = [f.args[0] for f in group]
+        else:
+            query = (
+                "UNWIND $rows AS row MATCH (f:Fact {memory: $memory, key: row}) "
+                "WITH collect(f) AS found FOREACH (f IN found | DETACH DELETE f) RETURN size(found) AS n"
+            )
+            rows = [_key(f) for f in group]
+        count = tx.run(query, rows=rows, memory=memory).single(strict=True)["n"]
+        _expect(memory, int(count or 0), group, "do not hold, so they cannot be removed")
+
+
+def _add_facts(tx: neo4j.ManagedTransaction, memory: str, facts: Iterable[Fact]) -> None:
+    for (predicate, arity), group in _by_predicate(facts).items():
+        if arity == 2:
+            query = (
+                f"UNWIND $rows AS row MATCH (a:Entity {{memory: $memory, name: row[0]}}), "
+                f"(b:Entity {{memory: $memory, name: row[1]}}) WHERE NOT (a)-[:{_q(predicate)}]->(b) "
+                f"CREATE (a)-[:{_q(predicate)}]->(b) RETURN count(*) AS n"
+            )
+            rows: list[Any] = [list(f.args) for f in group]
+        elif arity == 1:
+            query = (
+                f"UNWIND $rows AS row MATCH (e:Entity {{memory: $memory, name: row}}) "
+                f"WHERE e.{_q(predicate)} IS NULL SET e.{_q(predicate)} = true RETURN count(e) AS n"
+            )
+            rows = [f.args[0] for f in group]
+        else:
+            _add_fact_nodes(tx, memory, group)
+            continue
+        count = tx.run(query, rows=rows, memory=memory).single(strict=True)["n"]
+        _expect(memory, int(count or 0), group, "already hold or name entities that do not exist")
+
+
+def _add_fact_nodes(tx: neo4j.ManagedTransaction, memory: str, group: list[Fact]) -> None:
+    """Nullary and n-ary facts: a Fact node linked to its arguments in order."""
+    keys = [_key(f) for f in group]
+    existing = tx.run(
+        "UNWIND $keys AS k MATCH (f:Fact {memory: $memory, key: k}) RETURN f.key", keys=keys, memory=memory
+    ).value()
+    if existing:
+        raise NotApplicable(memory, f"{sorted(existing)} already hold")
+    names = sorted({a for f in group for a in f.args})
+    found = tx.run(
+        "UNWIND $names AS n MATCH (e:Entity {memory: $memory, name: n}) RETURN count(e) AS n", names=names, memory=memory
+    ).single(strict=True)["n"]
+    if found != len(names):
+        raise NotApplicable(memory, f"facts {[str(f) for f in group[:5]]} name entities that do not exist")
+    tx.run(
+        "UNWIND $rows AS row "
+        "CREATE (f:Fact {memory: $memory, predicate: row.predicate, args: row.args, key: row.key}) "
+        "WITH f, row UNWIND range(0, size(row.args) - 1) AS i "
+        "MATCH (e:Entity {memory: $memory, name: row.args[i]}) CREATE (f)-[:ARG {pos: i}]->(e)",
+        rows=[{"predicate": f.predicate, "args": list(f.args), "key": _key(f)} for f in group], memory=memory,
+    ).consume()
+
+
+def _log(tx: neo4j.ManagedTransaction, update: Update) -> None:
+    row = update_row(update)
+    tx.run("CREATE (u:Update {memory: $memory}) SET u += $row", memory=update.memory, row={c: row[c] for c in UPDATE_COLUMNS})

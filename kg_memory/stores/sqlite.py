@@ -1,0 +1,307 @@
+"""The embedded default store: one SQLite file in WAL mode.
+
+Each thread gets its own connection. Writes run in ``BEGIN IMMEDIATE`` transactions, so
+the version check and the write are one atomic step and a killed process leaves the file
+at its last committed update.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from kg_memory.domain import DomainRegistry
+from kg_memory.errors import (
+    MemoryExists,
+    NotApplicable,
+    StoreUnavailable,
+    UnknownMemory,
+    UnknownUpdate,
+    VersionConflict,
+)
+from kg_memory.model import Entity, Fact, Memory, Update, pddl_name
+from kg_memory.stores._common import (
+    UPDATE_COLUMNS,
+    check_commit,
+    check_record,
+    stamp as _stamp,
+    update_from_row,
+    update_row,
+)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS memories (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, domain TEXT NOT NULL,
+    version INTEGER NOT NULL, next_seq INTEGER NOT NULL, created TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entities (
+    memory_id INTEGER NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL, label TEXT NOT NULL,
+    attrs TEXT NOT NULL, PRIMARY KEY (memory_id, name)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS facts (
+    id INTEGER PRIMARY KEY, memory_id INTEGER NOT NULL, predicate TEXT NOT NULL, args TEXT NOT NULL,
+    UNIQUE (memory_id, predicate, args));
+CREATE TABLE IF NOT EXISTS fact_args (
+    memory_id INTEGER NOT NULL, entity TEXT NOT NULL, fact_id INTEGER NOT NULL,
+    PRIMARY KEY (memory_id, entity, fact_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS updates (
+    memory_id INTEGER NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL UNIQUE, source TEXT NOT NULL,
+    input TEXT NOT NULL, delta TEXT NOT NULL, status TEXT NOT NULL, issues TEXT NOT NULL,
+    version INTEGER NOT NULL, time TEXT NOT NULL, meta TEXT NOT NULL, PRIMARY KEY (memory_id, seq));
+"""
+_FACT_ROWS = "SELECT f.predicate, f.args FROM facts f"
+
+
+def _fact(predicate: str, args: str) -> Fact:
+    return Fact(predicate, tuple(args.split()) if args else ())
+
+
+def _json_list(values: Iterable[str]) -> str:
+    return json.dumps(list(values))
+
+
+class SQLiteStore:
+    backend = "sqlite"
+
+    def __init__(self, path: Path | str, domains: DomainRegistry | None = None, *, synchronous: str = "FULL") -> None:
+        self.path = Path(path)
+        self.domains = domains or DomainRegistry()
+        self._synchronous = synchronous
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        with self._errors("open"):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn().executescript(_SCHEMA)
+
+    # -- connections and transactions ------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={self._synchronous}")
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    @contextlib.contextmanager
+    def _errors(self, operation: str) -> Iterator[None]:
+        try:
+            yield
+        except (sqlite3.OperationalError, sqlite3.DatabaseError, OSError) as exc:
+            raise StoreUnavailable(self.backend, operation, str(exc)) from exc
+
+    @contextlib.contextmanager
+    def _write(self, operation: str) -> Iterator[sqlite3.Connection]:
+        with self._errors(operation):
+            conn = self._conn()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def _memory_row(self, conn: sqlite3.Connection, name: str) -> tuple[int, str, int, int, str]:
+        row = conn.execute(
+            "SELECT id, domain, version, next_seq, created FROM memories WHERE name = ?", (name,)
+        ).fetchone()
+        if row is None:
+            raise UnknownMemory(name)
+        return row  # type: ignore[no-any-return]
+
+    def _memory_id(self, name: str) -> int:
+        with self._errors("read"):
+            return self._memory_row(self._conn(), name)[0]
+
+    # -- memories ---------------------------------------------------------------------------
+
+    def create_memory(self, name: str, domain: str) -> Memory:
+        name = pddl_name(name, "memory")
+        constants = self.domains.get(domain).constant_entities()
+        created = datetime.now(UTC)
+        with self._write("create memory") as conn:
+            if conn.execute("SELECT 1 FROM memories WHERE name = ?", (name,)).fetchone():
+                raise MemoryExists(name)
+            cursor = conn.execute(
+                "INSERT INTO memories (name, domain, version, next_seq, created) VALUES (?, ?, 0, 1, ?)",
+                (name, domain, created.isoformat()),
+            )
+            self._insert_entities(conn, name, int(cursor.lastrowid or 0), constants)
+        return Memory(name, domain, 0, created)
+
+    def get_memory(self, name: str) -> Memory:
+        with self._errors("read"):
+            _, domain, version, _, created = self._memory_row(self._conn(), name)
+        return Memory(name, domain, version, datetime.fromisoformat(created))
+
+    def list_memories(self) -> list[Memory]:
+        with self._errors("read"):
+            rows = self._conn().execute("SELECT name, domain, version, created FROM memories ORDER BY name")
+            return [Memory(n, d, v, datetime.fromisoformat(c)) for n, d, v, c in rows]
+
+    def delete_memory(self, name: str) -> None:
+        with self._write("delete memory") as conn:
+            memory_id = self._memory_row(conn, name)[0]
+            for table in ("fact_args", "facts", "entities", "updates"):
+                conn.execute(f"DELETE FROM {table} WHERE memory_id = ?", (memory_id,))
+            conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def entities(self, memory: str, names: Iterable[str] | None = None) -> dict[str, Entity]:
+        memory_id = self._memory_id(memory)
+        query = "SELECT name, type, label, attrs FROM entities WHERE memory_id = ?"
+        params: tuple[object, ...] = (memory_id,)
+        if names is not None:
+            query += " AND name IN (SELECT value FROM json_each(?))"
+            params += (_json_list(names),)
+        with self._errors("read"):
+            rows = self._conn().execute(query, params).fetchall()
+        return {n: Entity(n, t, label, json.loads(a)) for n, t, label, a in rows}
+
+    def facts(self, memory: str, predicate: str | None = None, entity: str | None = None) -> frozenset[Fact]:
+        memory_id = self._memory_id(memory)
+        query, params = f"{_FACT_ROWS} WHERE f.memory_id = ?", [memory_id]
+        if entity is not None:
+            query = f"{_FACT_ROWS} JOIN fact_args a ON a.fact_id = f.id WHERE a.memory_id = ? AND a.entity = ?"
+            params.append(entity)
+        if predicate is not None:
+            query += " AND f.predicate = ?"
+            params.append(predicate)
+        with self._errors("read"):
+            return frozenset(_fact(p, a) for p, a in self._conn().execute(query, params))
+
+    def facts_about(self, memory: str, names: Iterable[str]) -> frozenset[Fact]:
+        memory_id = self._memory_id(memory)
+        query = (
+            f"{_FACT_ROWS} JOIN fact_args a ON a.fact_id = f.id WHERE a.memory_id = ?"
+            " AND a.entity IN (SELECT value FROM json_each(?))"
+            f" UNION {_FACT_ROWS} WHERE f.memory_id = ? AND f.args = ''"
+        )
+        with self._errors("read"):
+            rows = self._conn().execute(query, (memory_id, _json_list(names), memory_id))
+            return frozenset(_fact(p, a) for p, a in rows)
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def commit(self, update: Update, expected_version: int) -> Update:
+        check_commit(update)
+        with self._write("commit") as conn:
+            memory_id, _, version, seq, _ = self._memory_row(conn, update.memory)
+            if version != expected_version:
+                raise VersionConflict(update.memory, expected_version, version)
+            self._insert_entities(conn, update.memory, memory_id, update.delta.new_entities)
+            self._remove_facts(conn, memory_id, update)
+            self._add_facts(conn, memory_id, update)
+            stored = _stamp(update, seq=seq, version=version + 1)
+            self._log(conn, memory_id, stored)
+            conn.execute("UPDATE memories SET version = ?, next_seq = ? WHERE id = ?", (version + 1, seq + 1, memory_id))
+        return stored
+
+    def record(self, update: Update) -> Update:
+        check_record(update)
+        with self._write("record") as conn:
+            memory_id, _, version, seq, _ = self._memory_row(conn, update.memory)
+            stored = _stamp(update, seq=seq, version=version)
+            self._log(conn, memory_id, stored)
+            conn.execute("UPDATE memories SET next_seq = ? WHERE id = ?", (seq + 1, memory_id))
+        return stored
+
+    def _insert_entities(
+        self, conn: sqlite3.Connection, memory: str, memory_id: int, entities: Iterable[Entity]
+    ) -> None:
+        rows = [(memory_id, e.name, e.type, e.label, json.dumps(dict(e.attrs))) for e in entities]
+        try:
+            conn.executemany("INSERT INTO entities VALUES (?, ?, ?, ?, ?)", rows)
+        except sqlite3.IntegrityError as exc:
+            raise NotApplicable(memory, f"an entity to create already exists ({exc})") from exc
+
+    def _remove_facts(self, conn: sqlite3.Connection, memory_id: int, update: Update) -> None:
+        for fact in update.delta.remove:
+            row = conn.execute(
+                "DELETE FROM facts WHERE memory_id = ? AND predicate = ? AND args = ? RETURNING id",
+                (memory_id, fact.predicate, " ".join(fact.args)),
+            ).fetchone()
+            if row is None:
+                raise NotApplicable(update.memory, f"{fact} does not hold, so it cannot be removed")
+            conn.executemany(
+                "DELETE FROM fact_args WHERE memory_id = ? AND entity = ? AND fact_id = ?",
+                [(memory_id, arg, row[0]) for arg in set(fact.args)],
+            )
+
+    def _add_facts(self, conn: sqlite3.Connection, memory_id: int, update: Update) -> None:
+        facts = update.delta.add
+        if not facts:
+            return
+        names = {a for f in facts for a in f.args}
+        (found,) = conn.execute(
+            "SELECT count(*) FROM entities WHERE memory_id = ? AND name IN (SELECT value FROM json_each(?))",
+            (memory_id, _json_list(names)),
+        ).fetchone()
+        if found != len(names):
+            missing = names - set(self._existing(conn, memory_id, names))
+            raise NotApplicable(update.memory, f"facts name entities that do not exist: {sorted(missing)}")
+        for fact in facts:
+            try:
+                cursor = conn.execute(
+                    "INSERT INTO facts (memory_id, predicate, args) VALUES (?, ?, ?)",
+                    (memory_id, fact.predicate, " ".join(fact.args)),
+                )
+            except sqlite3.IntegrityError as exc:
+                raise NotApplicable(update.memory, f"{fact} already holds") from exc
+            conn.executemany(
+                "INSERT INTO fact_args VALUES (?, ?, ?)", [(memory_id, arg, cursor.lastrowid) for arg in set(fact.args)]
+            )
+
+    def _existing(self, conn: sqlite3.Connection, memory_id: int, names: Iterable[str]) -> list[str]:
+        rows = conn.execute(
+            "SELECT name FROM entities WHERE memory_id = ? AND name IN (SELECT value FROM json_each(?))",
+            (memory_id, _json_list(names)),
+        )
+        return [r[0] for r in rows]
+
+    def _log(self, conn: sqlite3.Connection, memory_id: int, update: Update) -> None:
+        row = update_row(update)
+        placeholders = ", ".join("?" for _ in range(len(UPDATE_COLUMNS) + 1))
+        conn.execute(
+            f"INSERT INTO updates (memory_id, {', '.join(UPDATE_COLUMNS)}) VALUES ({placeholders})",
+            (memory_id, *(row[c] for c in UPDATE_COLUMNS)),
+        )
+
+    # -- history ----------------------------------------------------------------------------
+
+    def history(self, memory: str, since_seq: int = 0, limit: int | None = None) -> list[Update]:
+        memory_id = self._memory_id(memory)
+        query = f"SELECT {', '.join(UPDATE_COLUMNS)} FROM updates WHERE memory_id = ? AND seq > ? ORDER BY seq"
+        params: tuple[object, ...] = (memory_id, since_seq)
+        if limit is not None:
+            query += " LIMIT ?"
+            params += (limit,)
+        with self._errors("read"):
+            rows = self._conn().execute(query, params).fetchall()
+        return [update_from_row(memory, dict(zip(UPDATE_COLUMNS, r, strict=True))) for r in rows]
+
+    def get_update(self, memory: str, update_id: str) -> Update:
+        memory_id = self._memory_id(memory)
+        with self._errors("read"):
+            row = self._conn().execute(
+                f"SELECT {', '.join(UPDATE_COLUMNS)} FROM updates WHERE memory_id = ? AND id = ?", (memory_id, update_id)
+            ).fetchone()
+        if row is None:
+            raise UnknownUpdate(memory, update_id)
+        return update_from_row(memory, dict(zip(UPDATE_COLUMNS, row, strict=True)))
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()

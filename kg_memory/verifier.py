@@ -1,0 +1,279 @@
+"""Verification of a delta against the domain and the current state.
+
+``verify`` never raises for bad content: it returns every issue it finds, each with a
+code, the offending fact and a sentence a person or a language model can act on.
+Rules are checked on the state after the delta, and a violation is reported only when
+this delta causes or worsens it, so an update is never blamed for an older problem.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Protocol
+
+from kg_memory.domain import Domain
+from kg_memory.model import Delta, Entity, Fact, Issue, IssueCode, UpdateSource
+from kg_memory.rules import GroupKind, Invariant, InvariantKind, RuleGroup
+
+# Perception is the only source that may create entities; static facts are perception's
+# too, and a revert may undo whatever an earlier (verified) update did.
+SOURCES_CREATING_ENTITIES = frozenset({UpdateSource.SENSOR})
+SOURCES_CHANGING_STATIC = frozenset({UpdateSource.SENSOR, UpdateSource.REVERT})
+
+
+class StateView(Protocol):
+    """The narrow read access verification needs (stores provide it)."""
+
+    def entities(self, names: Iterable[str]) -> Mapping[str, Entity]:
+        """The stored entities among ``names``."""
+        ...
+
+    def facts_about(self, names: Iterable[str]) -> frozenset[Fact]:
+        """Every fact with one of ``names`` as an argument, plus every nullary fact."""
+        ...
+
+
+class _Vars(dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+class Verifier:
+    def __init__(self, domain: Domain) -> None:
+        self.domain = domain
+        self._groups_by_predicate: dict[str, list[RuleGroup]] = defaultdict(list)
+        for group in domain.rules.groups:
+            for predicate in {p.predicate for p in group.patterns}:
+                self._groups_by_predicate[predicate].append(group)
+
+    def verify(self, delta: Delta, state: StateView, source: UpdateSource) -> tuple[Issue, ...]:
+        issues: list[Issue] = []
+        stored = state.entities(delta.mentioned())
+        known = {**{e.name: e for e in self.domain.constant_entities()}, **stored}
+        issues += self._check_new_entities(delta.new_entities, known, source)
+        known.update({e.name: e for e in delta.new_entities})
+        malformed: set[Fact] = set()
+        for fact in sorted(delta.remove | delta.add, key=str):
+            fact_issues = self._check_schema(fact, known)
+            if fact_issues:
+                malformed.add(fact)
+                issues += fact_issues
+            elif source not in SOURCES_CHANGING_STATIC and self.domain.predicates[fact.predicate].static:
+                issues.append(self._issue(IssueCode.STATIC_PREDICATE, fact, "is static: no action changes it, "
+                                          "so only perception may change it; leave it out"))
+        before = state.facts_about(delta.mentioned())
+        issues += self._check_presence(delta, before, malformed)
+        after = (before - delta.remove) | (delta.add - malformed)
+        added = delta.add - malformed - before
+        issues += self._check_groups(before, after, added)
+        issues += self._check_invariants(delta, before, after, known)
+        return tuple(issues)
+
+    # -- entities and schema -------------------------------------------------------------
+
+    def _check_new_entities(
+        self, entities: tuple[Entity, ...], known: Mapping[str, Entity], source: UpdateSource
+    ) -> list[Issue]:
+        issues: list[Issue] = []
+        seen: set[str] = set()
+        for entity in entities:
+            if source not in SOURCES_CREATING_ENTITIES:
+                issues.append(Issue(IssueCode.ENTITY_NOT_ALLOWED, None,
+                                    f"cannot create {entity.name}: only perception adds entities; "
+                                    "use entities that already exist"))
+            if entity.type not in self.domain.types:
+                issues.append(Issue(IssueCode.UNKNOWN_TYPE, None,
+                                    f"{entity.name} has unknown type {entity.type}; use one of: "
+                                    f"{_choices(entity.type, self.domain.types)}"))
+            if entity.name in known or entity.name in seen:
+                issues.append(Issue(IssueCode.ENTITY_EXISTS, None,
+                                    f"entity {entity.name} already exists; create each entity once"))
+            seen.add(entity.name)
+        return issues
+
+    def _check_schema(self, fact: Fact, known: Mapping[str, Entity]) -> list[Issue]:
+        schema = self.domain.predicates.get(fact.predicate)
+        if schema is None:
+            return [Issue(IssueCode.UNKNOWN_PREDICATE, fact,
+                          f"{fact} uses unknown predicate {fact.predicate}; "
+                          f"use one of: {_choices(fact.predicate, self.domain.predicates)}")]
+        if fact.arity != schema.arity:
+            return [Issue(IssueCode.WRONG_ARITY, fact,
+                          f"{fact} gives {fact.predicate} {fact.arity} argument(s) but it takes "
+                          f"{schema.arity}: {schema.signature()}")]
+        issues = []
+        for position, (arg, param) in enumerate(zip(fact.args, schema.parameters, strict=True), start=1):
+            entity = known.get(arg)
+            if entity is None:
+                issues.append(Issue(IssueCode.UNKNOWN_ENTITY, fact,
+                                    f"{fact} names {arg}, which is not in the memory; use an existing entity"))
+            elif not self.domain.is_subtype(entity.type, param.type):
+                issues.append(Issue(IssueCode.TYPE_MISMATCH, fact,
+                                    f"{fact}: {arg} is of type {entity.type}, but argument {position} of "
+                                    f"{fact.predicate} must be of type {param.type}"))
+        return issues
+
+    def _check_presence(self, delta: Delta, before: frozenset[Fact], malformed: set[Fact]) -> list[Issue]:
+        issues = []
+        both = delta.remove & delta.add
+        for fact in sorted(both, key=str):
+            issues.append(self._issue(IssueCode.REMOVE_AND_ADD, fact,
+                                      "is both removed and added; keep it in one list only"))
+        for fact in sorted(delta.remove - both - malformed, key=str):
+            if fact not in before:
+                issues.append(self._issue(IssueCode.REMOVE_ABSENT, fact,
+                                          "does not hold now, so it cannot be removed; remove only facts that hold"))
+        for fact in sorted(delta.add - both - malformed, key=str):
+            if fact in before:
+                issues.append(self._issue(IssueCode.ADD_PRESENT, fact, "already holds; do not add it again"))
+        return issues
+
+    # -- rules ---------------------------------------------------------------------------
+
+    def _check_groups(self, before: frozenset[Fact], after: frozenset[Fact], added: frozenset[Fact]) -> list[Issue]:
+        issues = []
+        for group in self.domain.rules.groups:
+            relevant = [f for f in added if group in self._groups_by_predicate.get(f.predicate, ())]
+            if not relevant:
+                continue
+            old = _buckets(group, before)
+            new = _buckets(group, after)
+            reported: set[tuple[str, ...]] = set()
+            for fact in sorted(relevant, key=str):
+                hit = group.key_of(fact)
+                assert hit is not None
+                key = hit[1]
+                if key in reported or not _violates(group, new[key]) or old.get(key) == new[key]:
+                    continue
+                reported.add(key)
+                issues.append(self._group_issue(group, key, fact, new[key]))
+        return issues
+
+    def _group_issue(self, group: RuleGroup, key: tuple[str, ...], fact: Fact, bucket: set[tuple[int, Fact]]) -> Issue:
+        facts = " and ".join(self._render(f) for _, f in sorted(bucket, key=lambda e: str(e[1])))
+        values = _Vars({var[1:]: value for var, value in zip(group.key, key, strict=True)}, facts=facts)
+        if group.message:
+            message = group.message.format_map(values)
+        elif group.kind is GroupKind.FUNCTIONAL:
+            message = f"at most one of these may hold, but after this update {facts}; remove one"
+        else:
+            message = f"these cannot hold together: {facts}; remove one"
+        code = IssueCode.FUNCTIONAL if group.kind is GroupKind.FUNCTIONAL else IssueCode.EXCLUSIVE
+        return Issue(code, fact, message)
+
+    def _check_invariants(
+        self, delta: Delta, before: frozenset[Fact], after: frozenset[Fact], known: Mapping[str, Entity]
+    ) -> list[Issue]:
+        issues = []
+        touched = {name: known[name] for name in delta.mentioned() if name in known}
+        for invariant in self.domain.rules.invariants:
+            if invariant.kind is InvariantKind.AT_LEAST_ONE:
+                issues += self._at_least_one(invariant, delta, before, after, touched)
+            else:
+                issues += self._requires(invariant, before, after)
+        return issues
+
+    def _at_least_one(
+        self, invariant: Invariant, delta: Delta, before: frozenset[Fact], after: frozenset[Fact],
+        touched: Mapping[str, Entity],
+    ) -> list[Issue]:
+        issues = []
+        new_names = {e.name for e in delta.new_entities}
+        after_by_arg, before_by_arg = _by_arg(after), _by_arg(before)
+        for name, entity in sorted(touched.items()):
+            if not self.domain.is_subtype(entity.type, invariant.type):
+                continue
+            if _holders(invariant, after_by_arg, name):
+                continue
+            if name not in new_names and not _holders(invariant, before_by_arg, name):
+                continue  # it was already missing; this delta did not cause it
+            culprit = next((f for f in sorted(delta.remove, key=str) if name in f.args), None)
+            message = invariant.message.format_map(_Vars({invariant.var[1:]: name})) if invariant.message else (
+                f"{name} must satisfy one of {', '.join(map(str, invariant.patterns))}; add one")
+            issues.append(Issue(IssueCode.INVARIANT, culprit, message))
+        return issues
+
+    def _requires(self, invariant: Invariant, before: frozenset[Fact], after: frozenset[Fact]) -> list[Issue]:
+        issues = []
+        old = _unsatisfied(invariant, before)
+        for fact, binding in sorted(_unsatisfied(invariant, after).items(), key=lambda e: str(e[0])):
+            if fact in old:
+                continue
+            message = invariant.message.format_map(_Vars({k[1:]: v for k, v in binding.items()})) \
+                if invariant.message else f"{fact} needs one of {', '.join(map(str, invariant.patterns))}"
+            issues.append(Issue(IssueCode.INVARIANT, fact, message))
+        return issues
+
+    # -- wording ---------------------------------------------------------------------------
+
+    def _render(self, fact: Fact) -> str:
+        return self.domain.language.fact(fact)
+
+    def _issue(self, code: IssueCode, fact: Fact, tail: str) -> Issue:
+        return Issue(code, fact, f"{fact} ({self._render(fact)}) {tail}")
+
+
+def _choices(name: str, options: Iterable[str], limit: int = 12) -> str:
+    options = sorted(options)
+    close = difflib.get_close_matches(name, options, n=3)
+    rest = [o for o in options if o not in close]
+    shown = close + rest[: max(0, limit - len(close))]
+    more = len(options) - len(shown)
+    return ", ".join(shown) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _buckets(group: RuleGroup, facts: Iterable[Fact]) -> defaultdict[tuple[str, ...], set[tuple[int, Fact]]]:
+    buckets: defaultdict[tuple[str, ...], set[tuple[int, Fact]]] = defaultdict(set)
+    predicates = {p.predicate for p in group.patterns}
+    for fact in facts:
+        if fact.predicate in predicates:
+            hit = group.key_of(fact)
+            if hit is not None:
+                buckets[hit[1]].add((hit[0], fact))
+    return buckets
+
+
+def _violates(group: RuleGroup, bucket: set[tuple[int, Fact]]) -> bool:
+    if group.kind is GroupKind.FUNCTIONAL:
+        return len(bucket) > 1
+    return len({index for index, _ in bucket}) > 1
+
+
+def _by_arg(facts: Iterable[Fact]) -> defaultdict[str, list[Fact]]:
+    index: defaultdict[str, list[Fact]] = defaultdict(list)
+    for fact in facts:
+        for arg in set(fact.args):
+            index[arg].append(fact)
+    return index
+
+
+def _holders(invariant: Invariant, by_arg: Mapping[str, list[Fact]], name: str) -> bool:
+    for fact in by_arg.get(name, ()):
+        for pattern in invariant.patterns:
+            binding = pattern.match(fact)
+            if binding is not None and binding.get(invariant.var) == name:
+                return True
+    return False
+
+
+def _unsatisfied(invariant: Invariant, facts: frozenset[Fact]) -> dict[Fact, dict[str, str]]:
+    assert invariant.condition is not None
+    by_predicate: defaultdict[str, list[Fact]] = defaultdict(list)
+    for fact in facts:
+        by_predicate[fact.predicate].append(fact)
+    found = {}
+    for fact in by_predicate.get(invariant.condition.predicate, ()):
+        binding = invariant.condition.match(fact)
+        if binding is None:
+            continue
+        if not any(
+            _consistent(p.match(other), binding) for p in invariant.patterns for other in by_predicate.get(p.predicate, ())
+        ):
+            found[fact] = binding
+    return found
+
+
+def _consistent(candidate: dict[str, str] | None, binding: Mapping[str, str]) -> bool:
+    return candidate is not None and all(binding.get(k, v) == v for k, v in candidate.items())

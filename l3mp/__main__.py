@@ -1,0 +1,5 @@
+import sys
+
+from l3mp.cli import main
+
+sys.exit(main())

@@ -1,0 +1,25 @@
+"""One typed settings object, read from the environment (``L3MP_*``) only when built."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="L3MP_", frozen=True)
+
+    store: Literal["sqlite", "neo4j"] = "sqlite"
+    sqlite_path: Path = Path("l3mp.db")
+    neo4j_uri: str = "bolt://127.0.0.1:7687"
+    neo4j_user: str = "neo4j"
+    neo4j_password: SecretStr = SecretStr("")
+    neo4j_database: str | None = None
+
+    @property
+    def neo4j_auth(self) -> tuple[str, str] | None:
+        password = self.neo4j_password.get_secret_value()
+        return (self.neo4j_user, password) if password else None

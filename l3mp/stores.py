@@ -1,0 +1,26 @@
+"""Opening the configured store: the one place that maps a backend name to a class."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kg_memory import DomainRegistry, GraphStore
+from kg_memory.stores import Neo4jStore, SQLiteStore
+from l3mp.settings import Settings
+
+
+def _sqlite(settings: Settings, domains: DomainRegistry) -> GraphStore:
+    return SQLiteStore(settings.sqlite_path, domains)
+
+
+def _neo4j(settings: Settings, domains: DomainRegistry) -> GraphStore:
+    store = Neo4jStore(settings.neo4j_uri, settings.neo4j_auth, domains, database=settings.neo4j_database)
+    store.init_schema()
+    return store
+
+
+BACKENDS: dict[str, Callable[[Settings, DomainRegistry], GraphStore]] = {"sqlite": _sqlite, "neo4j": _neo4j}
+
+
+def open_store(settings: Settings, domains: DomainRegistry | None = None) -> GraphStore:
+    return BACKENDS[settings.store](settings, domains or DomainRegistry())
