@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -9,6 +11,7 @@ from typing import Any
 from kg_memory.errors import DomainError
 
 Params = tuple[tuple[str, str], ...]
+_PARSE_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,12 +25,28 @@ class ParsedDomain:
 
 
 def parse_pddl_domain(path: Path, text: str) -> ParsedDomain:
-    from unified_planning.io import PDDLReader  # heavy import, kept off module import
+    # Heavy imports, kept off module import.
+    from unified_planning.environment import get_environment
+    from unified_planning.io import PDDLReader
 
-    try:
-        problem = PDDLReader().parse_problem_string(text)
-    except Exception as exc:  # the reader raises SyntaxError, ValueError, UPException, pyparsing errors...
-        raise DomainError(path, f"not a valid PDDL domain: {_one_line(exc)}") from exc
+    # PDDL lets a type and a predicate share a name (IPC's schedule domain does), which
+    # unified-planning rejects unless error_used_name is off. A private Environment would
+    # be cleaner, but its reader builds forall variables in the global one, so we switch
+    # the flag on the global environment for the parse and restore it.
+    environment = get_environment()
+    with _PARSE_LOCK:
+        previous = environment.error_used_name
+        environment.error_used_name = False
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=r"Name .* already defined", category=UserWarning)
+                # unified-planning 1.3 still calls pyparsing's camelCase API, deprecated in 3.3
+                warnings.filterwarnings("ignore", category=DeprecationWarning)
+                problem = PDDLReader(environment=environment).parse_problem_string(text)
+        except Exception as exc:  # the reader raises SyntaxError, ValueError, UPException, pyparsing errors...
+            raise DomainError(path, f"not a valid PDDL domain: {_one_line(exc)}") from exc
+        finally:
+            environment.error_used_name = previous
     try:
         return _schema_of(problem)
     except ValueError as exc:

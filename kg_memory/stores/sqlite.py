@@ -48,9 +48,10 @@ CREATE TABLE IF NOT EXISTS fact_args (
     memory_id INTEGER NOT NULL, entity TEXT NOT NULL, fact_id INTEGER NOT NULL,
     PRIMARY KEY (memory_id, entity, fact_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS updates (
-    memory_id INTEGER NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL UNIQUE, source TEXT NOT NULL,
+    memory_id INTEGER NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL, source TEXT NOT NULL,
     input TEXT NOT NULL, delta TEXT NOT NULL, status TEXT NOT NULL, issues TEXT NOT NULL,
-    version INTEGER NOT NULL, time TEXT NOT NULL, meta TEXT NOT NULL, PRIMARY KEY (memory_id, seq));
+    version INTEGER NOT NULL, time TEXT NOT NULL, meta TEXT NOT NULL, PRIMARY KEY (memory_id, seq),
+    UNIQUE (memory_id, id));
 """
 _FACT_ROWS = "SELECT f.predicate, f.args FROM facts f"
 
@@ -91,15 +92,17 @@ class SQLiteStore:
         return conn
 
     @contextlib.contextmanager
-    def _errors(self, operation: str) -> Iterator[None]:
+    def _errors(self, operation: str, memory: str = "") -> Iterator[None]:
         try:
             yield
+        except sqlite3.IntegrityError as exc:  # a constraint caught what the checks above did not
+            raise NotApplicable(memory, f"{operation} would break the store's integrity ({exc})") from exc
         except (sqlite3.OperationalError, sqlite3.DatabaseError, OSError) as exc:
             raise StoreUnavailable(self.backend, operation, str(exc)) from exc
 
     @contextlib.contextmanager
-    def _write(self, operation: str) -> Iterator[sqlite3.Connection]:
-        with self._errors(operation):
+    def _write(self, operation: str, memory: str = "") -> Iterator[sqlite3.Connection]:
+        with self._errors(operation, memory):
             conn = self._conn()
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -194,7 +197,7 @@ class SQLiteStore:
 
     def commit(self, update: Update, expected_version: int) -> Update:
         check_commit(update)
-        with self._write("commit") as conn:
+        with self._write("commit", update.memory) as conn:
             memory_id, _, version, seq, _ = self._memory_row(conn, update.memory)
             if version != expected_version:
                 raise VersionConflict(update.memory, expected_version, version)
@@ -208,7 +211,7 @@ class SQLiteStore:
 
     def record(self, update: Update) -> Update:
         check_record(update)
-        with self._write("record") as conn:
+        with self._write("record", update.memory) as conn:
             memory_id, _, version, seq, _ = self._memory_row(conn, update.memory)
             stored = _stamp(update, seq=seq, version=version)
             self._log(conn, memory_id, stored)

@@ -1,0 +1,129 @@
+"""Shared fixtures: stores over both backends, with a real Neo4j.
+
+``make test`` starts Neo4j (scripts/neo4j_server.py) unless ``NEO4J_URI`` already answers.
+Outside CI, an unreachable Neo4j skips the Neo4j tests; with ``CI=true`` it fails them.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from kg_memory import DomainRegistry, Entity, Fact, GraphStore, WorldMemory
+from kg_memory.stores import Neo4jStore, SQLiteStore
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+STORES = ("sqlite", "neo4j")
+
+
+def neo4j_uri() -> str:
+    return os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687")
+
+
+def neo4j_auth() -> tuple[str, str] | None:
+    password = os.environ.get("NEO4J_PASSWORD", "")
+    return (os.environ.get("NEO4J_USER", "neo4j"), password) if password else None
+
+
+def _answers(uri: str) -> bool:
+    parsed = urlparse(uri)
+    try:
+        with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or 7687), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+def require_neo4j() -> None:
+    if _answers(neo4j_uri()):
+        return
+    message = f"Neo4j is not reachable at {neo4j_uri()}; `make test` starts one (scripts/neo4j_server.py)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message + " — in CI the Neo4j tests must run, not skip", pytrace=False)
+    pytest.skip(message)
+
+
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def domains() -> DomainRegistry:
+    """The shipped domains plus ``workshop`` (nullary and ternary predicates)."""
+    return DomainRegistry({"workshop": FIXTURES / "domains" / "workshop"})
+
+
+@pytest.fixture(scope="session")
+def neo4j_store(domains: DomainRegistry) -> Iterator[Neo4jStore]:
+    require_neo4j()
+    store = Neo4jStore(neo4j_uri(), neo4j_auth(), domains)
+    store.init_schema()
+    yield store
+    store.close()
+
+
+@pytest.fixture(params=STORES)
+def store(request: pytest.FixtureRequest, tmp_path: Path, domains: DomainRegistry) -> Iterator[GraphStore]:
+    """Each backend in turn; memories made through it are deleted afterwards."""
+    if request.param == "sqlite":
+        sqlite = SQLiteStore(tmp_path / "memory.db", domains)
+        yield sqlite
+        sqlite.close()
+        return
+    neo4j: Neo4jStore = request.getfixturevalue("neo4j_store")
+    before = {m.name for m in neo4j.list_memories()}
+    yield neo4j
+    for memory in neo4j.list_memories():
+        if memory.name not in before:
+            neo4j.delete_memory(memory.name)
+
+
+def unique_name(prefix: str = "m") -> str:
+    """Memory names unique per test, since the Neo4j database is shared."""
+    return f"{prefix}_{uuid.uuid4().hex[:10]}"
+
+
+SURVEY_ENTITIES = (
+    Entity("kitchen", "room"),
+    Entity("hall", "room"),
+    Entity("table_1", "furniture", "kitchen table"),
+    Entity("shelf_1", "furniture", "hall shelf"),
+    Entity("sink_1", "sink", "kitchen sink"),
+    Entity("mug_1", "dish", "blue mug", {"colour": "blue"}),
+    Entity("book_1", "item", "cookbook"),
+    Entity("lamp_1", "light", "ceiling lamp"),
+    Entity("alex", "person", "Alex"),
+)
+SURVEY_FACTS = tuple(
+    Fact.parse(f)
+    for f in (
+        "(connected kitchen hall)",
+        "(connected hall kitchen)",
+        "(in_room table_1 kitchen)",
+        "(in_room sink_1 kitchen)",
+        "(in_room shelf_1 hall)",
+        "(light_in lamp_1 kitchen)",
+        "(robot_at robot_1 hall)",
+        "(hand_empty robot_1)",
+        "(on mug_1 table_1)",
+        "(on book_1 shelf_1)",
+        "(person_in alex hall)",
+    )
+)
+
+
+@pytest.fixture
+def home(store: GraphStore) -> WorldMemory:
+    """A small surveyed home (version 1) in the store under test."""
+    memory = WorldMemory.create(store, unique_name("home"), "example_home")
+    update = memory.add_entities(SURVEY_ENTITIES, facts=SURVEY_FACTS, input="survey")
+    assert update.status.value == "applied", update.issues
+    return memory
