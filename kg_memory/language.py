@@ -56,7 +56,7 @@ def load_language(path: Path, predicates: Mapping[str, int], actions: Mapping[st
 def _section(path: Path, data: Mapping[str, object], section: str, arities: Mapping[str, int]) -> Mapping[str, str]:
     raw = data.get(section, {})
     if not isinstance(raw, dict):
-        raise DomainError(path, f"[{section}] must be a table of name = \"template\"")
+        raise DomainError(path, f'[{section}] must be a table of name = "template"')
     templates = {str(k).lower(): v for k, v in raw.items()}
     missing = sorted(set(arities) - set(templates))
     if missing:

@@ -50,16 +50,15 @@ class WorldMemory:
         self.verifier = Verifier(domain)
 
     @classmethod
-    def create(cls, store: GraphStore, name: str, domain: str, domains: Any = None) -> WorldMemory:
-        registry = domains or getattr(store, "domains")
+    def create(cls, store: GraphStore, name: str, domain: str) -> WorldMemory:
+        """A new, empty memory bound to the named domain (see ``store.domains``)."""
         record = store.create_memory(name, domain)
-        return cls(store, record.name, registry.get(domain))
+        return cls(store, record.name, store.domains.get(domain))
 
     @classmethod
-    def open(cls, store: GraphStore, name: str, domains: Any = None) -> WorldMemory:
-        registry = domains or getattr(store, "domains")
+    def open(cls, store: GraphStore, name: str) -> WorldMemory:
         record = store.get_memory(name)
-        return cls(store, record.name, registry.get(record.domain))
+        return cls(store, record.name, store.domains.get(record.domain))
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -87,7 +86,7 @@ class WorldMemory:
         return self.store.history(self.name, since_seq, limit)
 
     def state_at(self, version: int) -> State:
-        return operations.state_at(self.store, getattr(self.store, "domains"), self.name, version)
+        return operations.state_at(self.store, self.store.domains, self.name, version)
 
     def export(self) -> dict[str, Any]:
         return operations.export_memory(self.store, self.name)
@@ -120,26 +119,40 @@ class WorldMemory:
             if expected_version is not None and version != expected_version:
                 raise VersionConflict(self.name, expected_version, version)
             issues = self.verify(delta, source)
-            base = dict(memory=self.name, source=source, delta=delta, input=input, meta=meta or {}, version=version)
+
+            def update(status: UpdateStatus, version: int = version, issues: tuple[Issue, ...] = issues) -> Update:
+                return Update(self.name, source, delta, status, input, issues, version, meta=meta or {})
+
             if issues:
-                return self.store.record(Update(status=UpdateStatus.REJECTED, issues=issues, **base))
+                return self.store.record(update(UpdateStatus.REJECTED))
             if delta.is_empty:
-                return self.store.record(Update(status=UpdateStatus.NOOP, **base))
+                return self.store.record(update(UpdateStatus.NOOP))
             try:
-                return self.store.commit(Update(status=UpdateStatus.APPLIED, **base), expected_version=version)
+                return self.store.commit(update(UpdateStatus.APPLIED), expected_version=version)
             except VersionConflict:
                 if expected_version is not None:
                     raise
         raise VersionConflict(self.name, version, self.version)
 
     def reject(
-        self, *, source: UpdateSource, input: str, issues: Iterable[Issue], delta: Delta | None = None,
+        self,
+        *,
+        source: UpdateSource,
+        input: str,
+        issues: Iterable[Issue],
+        delta: Delta | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> Update:
         """Record an update that failed before it had a valid delta (e.g. unusable model output)."""
         update = Update(
-            memory=self.name, source=UpdateSource(source), delta=delta or Delta(), status=UpdateStatus.REJECTED,
-            input=input, issues=tuple(issues), version=self.version, meta=meta or {},
+            memory=self.name,
+            source=UpdateSource(source),
+            delta=delta or Delta(),
+            status=UpdateStatus.REJECTED,
+            input=input,
+            issues=tuple(issues),
+            version=self.version,
+            meta=meta or {},
         )
         return self.store.record(update)
 

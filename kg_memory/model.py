@@ -10,6 +10,7 @@ import json
 import re
 import uuid
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import MappingProxyType
@@ -143,8 +144,8 @@ def _facts(value: Iterable[Fact | str], what: str) -> frozenset[Fact]:
 class Delta:
     """Facts to remove and to add, and entities to create (perception only)."""
 
-    remove: frozenset[Fact] = frozenset()
-    add: frozenset[Fact] = frozenset()
+    remove: AbstractSet[Fact] = frozenset()  # any set in; always a frozenset once built
+    add: AbstractSet[Fact] = frozenset()
     new_entities: tuple[Entity, ...] = ()
 
     def __post_init__(self) -> None:

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kg_memory.errors import DomainError
-from kg_memory.model import Fact, InvalidName, pddl_name
+from kg_memory.errors import DomainError, InvalidName
+from kg_memory.model import Fact, pddl_name
 
 
 @dataclass(frozen=True, slots=True)

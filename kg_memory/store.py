@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
+from kg_memory.domain import DomainRegistry
 from kg_memory.model import Entity, Fact, Memory, Update
 
 
 @runtime_checkable
 class GraphStore(Protocol):
     backend: str
+    domains: DomainRegistry  # resolves each memory's domain by name
 
     def create_memory(self, name: str, domain: str) -> Memory:
         """Create an empty memory (holding the domain's constants) at version 0."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Protocol
 
 from kg_memory.domain import Domain
@@ -61,8 +62,13 @@ class Verifier:
                 malformed.add(fact)
                 issues += fact_issues
             elif source not in SOURCES_CHANGING_STATIC and self.domain.predicates[fact.predicate].static:
-                issues.append(self._issue(IssueCode.STATIC_PREDICATE, fact, "is static: no action changes it, "
-                                          "so only perception may change it; leave it out"))
+                issues.append(
+                    self._issue(
+                        IssueCode.STATIC_PREDICATE,
+                        fact,
+                        "is static: no action changes it, so only perception may change it; leave it out",
+                    )
+                )
         before = state.facts_about(delta.mentioned())
         issues += self._check_presence(delta, before, malformed)
         after = (before - delta.remove) | (delta.add - malformed)
@@ -80,51 +86,89 @@ class Verifier:
         seen: set[str] = set()
         for entity in entities:
             if source not in SOURCES_CREATING_ENTITIES:
-                issues.append(Issue(IssueCode.ENTITY_NOT_ALLOWED, None,
-                                    f"cannot create {entity.name}: only perception adds entities; "
-                                    "use entities that already exist"))
+                issues.append(
+                    Issue(
+                        IssueCode.ENTITY_NOT_ALLOWED,
+                        None,
+                        f"cannot create {entity.name}: only perception adds entities; use entities that already exist",
+                    )
+                )
             if entity.type not in self.domain.types:
-                issues.append(Issue(IssueCode.UNKNOWN_TYPE, None,
-                                    f"{entity.name} has unknown type {entity.type}; use one of: "
-                                    f"{_choices(entity.type, self.domain.types)}"))
+                issues.append(
+                    Issue(
+                        IssueCode.UNKNOWN_TYPE,
+                        None,
+                        f"{entity.name} has unknown type {entity.type}; use one of: "
+                        f"{_choices(entity.type, self.domain.types)}",
+                    )
+                )
             if entity.name in known or entity.name in seen:
-                issues.append(Issue(IssueCode.ENTITY_EXISTS, None,
-                                    f"entity {entity.name} already exists; create each entity once"))
+                issues.append(
+                    Issue(
+                        IssueCode.ENTITY_EXISTS, None, f"entity {entity.name} already exists; create each entity once"
+                    )
+                )
             seen.add(entity.name)
         return issues
 
     def _check_schema(self, fact: Fact, known: Mapping[str, Entity]) -> list[Issue]:
         schema = self.domain.predicates.get(fact.predicate)
         if schema is None:
-            return [Issue(IssueCode.UNKNOWN_PREDICATE, fact,
-                          f"{fact} uses unknown predicate {fact.predicate}; "
-                          f"use one of: {_choices(fact.predicate, self.domain.predicates)}")]
+            return [
+                Issue(
+                    IssueCode.UNKNOWN_PREDICATE,
+                    fact,
+                    f"{fact} uses unknown predicate {fact.predicate}; "
+                    f"use one of: {_choices(fact.predicate, self.domain.predicates)}",
+                )
+            ]
         if fact.arity != schema.arity:
-            return [Issue(IssueCode.WRONG_ARITY, fact,
-                          f"{fact} gives {fact.predicate} {fact.arity} argument(s) but it takes "
-                          f"{schema.arity}: {schema.signature()}")]
+            return [
+                Issue(
+                    IssueCode.WRONG_ARITY,
+                    fact,
+                    f"{fact} gives {fact.predicate} {fact.arity} argument(s) but it takes "
+                    f"{schema.arity}: {schema.signature()}",
+                )
+            ]
         issues = []
         for position, (arg, param) in enumerate(zip(fact.args, schema.parameters, strict=True), start=1):
             entity = known.get(arg)
             if entity is None:
-                issues.append(Issue(IssueCode.UNKNOWN_ENTITY, fact,
-                                    f"{fact} names {arg}, which is not in the memory; use an existing entity"))
+                issues.append(
+                    Issue(
+                        IssueCode.UNKNOWN_ENTITY,
+                        fact,
+                        f"{fact} names {arg}, which is not in the memory; use an existing entity",
+                    )
+                )
             elif not self.domain.is_subtype(entity.type, param.type):
-                issues.append(Issue(IssueCode.TYPE_MISMATCH, fact,
-                                    f"{fact}: {arg} is of type {entity.type}, but argument {position} of "
-                                    f"{fact.predicate} must be of type {param.type}"))
+                issues.append(
+                    Issue(
+                        IssueCode.TYPE_MISMATCH,
+                        fact,
+                        f"{fact}: {arg} is of type {entity.type}, but argument {position} of "
+                        f"{fact.predicate} must be of type {param.type}",
+                    )
+                )
         return issues
 
     def _check_presence(self, delta: Delta, before: frozenset[Fact], malformed: set[Fact]) -> list[Issue]:
         issues = []
         both = delta.remove & delta.add
         for fact in sorted(both, key=str):
-            issues.append(self._issue(IssueCode.REMOVE_AND_ADD, fact,
-                                      "is both removed and added; keep it in one list only"))
+            issues.append(
+                self._issue(IssueCode.REMOVE_AND_ADD, fact, "is both removed and added; keep it in one list only")
+            )
         for fact in sorted(delta.remove - both - malformed, key=str):
             if fact not in before:
-                issues.append(self._issue(IssueCode.REMOVE_ABSENT, fact,
-                                          "does not hold now, so it cannot be removed; remove only facts that hold"))
+                issues.append(
+                    self._issue(
+                        IssueCode.REMOVE_ABSENT,
+                        fact,
+                        "does not hold now, so it cannot be removed; remove only facts that hold",
+                    )
+                )
         for fact in sorted(delta.add - both - malformed, key=str):
             if fact in before:
                 issues.append(self._issue(IssueCode.ADD_PRESENT, fact, "already holds; do not add it again"))
@@ -132,7 +176,7 @@ class Verifier:
 
     # -- rules ---------------------------------------------------------------------------
 
-    def _check_groups(self, before: frozenset[Fact], after: frozenset[Fact], added: frozenset[Fact]) -> list[Issue]:
+    def _check_groups(self, before: frozenset[Fact], after: frozenset[Fact], added: AbstractSet[Fact]) -> list[Issue]:
         issues = []
         for group in self.domain.rules.groups:
             relevant = [f for f in added if group in self._groups_by_predicate.get(f.predicate, ())]
@@ -176,7 +220,11 @@ class Verifier:
         return issues
 
     def _at_least_one(
-        self, invariant: Invariant, delta: Delta, before: frozenset[Fact], after: frozenset[Fact],
+        self,
+        invariant: Invariant,
+        delta: Delta,
+        before: frozenset[Fact],
+        after: frozenset[Fact],
         touched: Mapping[str, Entity],
     ) -> list[Issue]:
         issues = []
@@ -190,8 +238,11 @@ class Verifier:
             if name not in new_names and not _holders(invariant, before_by_arg, name):
                 continue  # it was already missing; this delta did not cause it
             culprit = next((f for f in sorted(delta.remove, key=str) if name in f.args), None)
-            message = invariant.message.format_map(_Vars({invariant.var[1:]: name})) if invariant.message else (
-                f"{name} must satisfy one of {', '.join(map(str, invariant.patterns))}; add one")
+            message = (
+                invariant.message.format_map(_Vars({invariant.var[1:]: name}))
+                if invariant.message
+                else (f"{name} must satisfy one of {', '.join(map(str, invariant.patterns))}; add one")
+            )
             issues.append(Issue(IssueCode.INVARIANT, culprit, message))
         return issues
 
@@ -201,8 +252,11 @@ class Verifier:
         for fact, binding in sorted(_unsatisfied(invariant, after).items(), key=lambda e: str(e[0])):
             if fact in old:
                 continue
-            message = invariant.message.format_map(_Vars({k[1:]: v for k, v in binding.items()})) \
-                if invariant.message else f"{fact} needs one of {', '.join(map(str, invariant.patterns))}"
+            message = (
+                invariant.message.format_map(_Vars({k[1:]: v for k, v in binding.items()}))
+                if invariant.message
+                else f"{fact} needs one of {', '.join(map(str, invariant.patterns))}"
+            )
             issues.append(Issue(IssueCode.INVARIANT, fact, message))
         return issues
 
@@ -269,7 +323,9 @@ def _unsatisfied(invariant: Invariant, facts: frozenset[Fact]) -> dict[Fact, dic
         if binding is None:
             continue
         if not any(
-            _consistent(p.match(other), binding) for p in invariant.patterns for other in by_predicate.get(p.predicate, ())
+            _consistent(p.match(other), binding)
+            for p in invariant.patterns
+            for other in by_predicate.get(p.predicate, ())
         ):
             found[fact] = binding
     return found

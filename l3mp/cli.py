@@ -22,8 +22,11 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="create a small home, apply updates (one rejected), show state and history")
     commands.add_parser("memories", help="list the memories in the store")
-    for name, text in (("state", "show a memory's current state"), ("history", "show a memory's history"),
-                       ("export", "print a memory as JSON")):
+    for name, text in (
+        ("state", "show a memory's current state"),
+        ("history", "show a memory's history"),
+        ("export", "print a memory as JSON"),
+    ):
         sub = commands.add_parser(name, help=text)
         sub.add_argument("memory")
     sub = commands.add_parser("import", help="import a memory exported as JSON")

@@ -24,10 +24,17 @@ _SURVEY = (
         Entity("alex", "person", "Alex"),
     ],
     [
-        "(connected kitchen living_room)", "(connected living_room kitchen)",
-        "(in_room kitchen_table kitchen)", "(in_room kitchen_sink kitchen)", "(in_room sofa living_room)",
-        "(light_in ceiling_light kitchen)", "(robot_at robot_1 living_room)", "(hand_empty robot_1)",
-        "(on mug_1 kitchen_table)", "(on book_1 sofa)", "(person_in alex living_room)",
+        "(connected kitchen living_room)",
+        "(connected living_room kitchen)",
+        "(in_room kitchen_table kitchen)",
+        "(in_room kitchen_sink kitchen)",
+        "(in_room sofa living_room)",
+        "(light_in ceiling_light kitchen)",
+        "(robot_at robot_1 living_room)",
+        "(hand_empty robot_1)",
+        "(on mug_1 kitchen_table)",
+        "(on book_1 sofa)",
+        "(person_in alex living_room)",
     ],
 )
 
@@ -35,17 +42,39 @@ _SURVEY = (
 def _steps() -> list[tuple[str, UpdateSource, str, Delta]]:
     facts = Fact.parse
     return [
-        ("Alex turned on the kitchen light", UpdateSource.API, "Alex turned on the kitchen light.",
-         Delta(add={facts("(light_on ceiling_light)")})),
-        ("The robot moves to the kitchen", UpdateSource.EXECUTION, "(move robot_1 living_room kitchen)",
-         Delta(remove={facts("(robot_at robot_1 living_room)")}, add={facts("(robot_at robot_1 kitchen)")})),
-        ("The robot picks up the blue mug", UpdateSource.EXECUTION, "(pick robot_1 mug_1 kitchen_table kitchen)",
-         Delta(remove={facts("(on mug_1 kitchen_table)"), facts("(hand_empty robot_1)")},
-               add={facts("(held mug_1 robot_1)")})),
-        ("A bad report: the mug is on the sofa (but the robot holds it)", UpdateSource.API,
-         "I put the blue mug on the sofa.", Delta(add={facts("(on mug_1 sofa)"), facts("(dirty mug_1)")})),
-        ("Someone turned the light off again", UpdateSource.API, "Alex switched the kitchen light off.",
-         Delta(remove={facts("(light_on ceiling_light)")})),
+        (
+            "Alex turned on the kitchen light",
+            UpdateSource.API,
+            "Alex turned on the kitchen light.",
+            Delta(add={facts("(light_on ceiling_light)")}),
+        ),
+        (
+            "The robot moves to the kitchen",
+            UpdateSource.EXECUTION,
+            "(move robot_1 living_room kitchen)",
+            Delta(remove={facts("(robot_at robot_1 living_room)")}, add={facts("(robot_at robot_1 kitchen)")}),
+        ),
+        (
+            "The robot picks up the blue mug",
+            UpdateSource.EXECUTION,
+            "(pick robot_1 mug_1 kitchen_table kitchen)",
+            Delta(
+                remove={facts("(on mug_1 kitchen_table)"), facts("(hand_empty robot_1)")},
+                add={facts("(held mug_1 robot_1)")},
+            ),
+        ),
+        (
+            "A bad report: the mug is on the sofa (but the robot holds it)",
+            UpdateSource.API,
+            "I put the blue mug on the sofa.",
+            Delta(add={facts("(on mug_1 sofa)"), facts("(dirty mug_1)")}),
+        ),
+        (
+            "Someone turned the light off again",
+            UpdateSource.API,
+            "Alex switched the kitchen light off.",
+            Delta(remove={facts("(light_on ceiling_light)")}),
+        ),
     ]
 
 
@@ -56,8 +85,11 @@ def run_demo(store: GraphStore, console: Console | None = None) -> WorldMemory:
     memory = WorldMemory.create(store, MEMORY, "example_home")
     console.rule(f"[bold]memory {MEMORY!r} on the {store.backend} store, domain example_home")
     entities, facts = _SURVEY
-    _show_update(console, "Perception surveys the home",
-                 memory.add_entities(entities, facts=[Fact.parse(f) for f in facts], input="initial survey"))
+    _show_update(
+        console,
+        "Perception surveys the home",
+        memory.add_entities(entities, facts=[Fact.parse(f) for f in facts], input="initial survey"),
+    )
     for title, source, text, delta in _steps():
         _show_update(console, title, memory.apply(delta, source=source, input=text))
     latest = [u for u in memory.history() if u.status is UpdateStatus.APPLIED][-1]
@@ -93,6 +125,7 @@ def _show_history(console: Console, history: list[Update]) -> None:
         change = f"-{len(update.delta.remove)} +{len(update.delta.add)}"
         if update.delta.new_entities:
             change += f", {len(update.delta.new_entities)} new entities"
-        table.add_row(str(update.seq), update.source.value, update.status.value, str(update.version),
-                      update.input, change)
+        table.add_row(
+            str(update.seq), update.source.value, update.status.value, str(update.version), update.input, change
+        )
     console.print(table)

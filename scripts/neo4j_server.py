@@ -8,6 +8,7 @@ and by the fault-injection tests, which start a private instance and kill it.
     python scripts/neo4j_server.py start [--port 7687] [--password PW] [--home DIR]
     python scripts/neo4j_server.py stop  [--home DIR]
     python scripts/neo4j_server.py status [--port 7687]
+    python scripts/neo4j_server.py run -- COMMAND...   # start unless NEO4J_URI answers; stop after
 
 Only the standard library is used, so this runs before the virtualenv exists.
 """
@@ -167,7 +168,36 @@ def _proc_state(pid: int) -> str:
         return "zombie"
 
 
+def port_of(uri: str) -> int:
+    """The Bolt port of a ``bolt://host:port`` or ``neo4j://host:port`` URI."""
+    authority = uri.split("://", 1)[-1].split("/", 1)[0]
+    return int(authority.rsplit(":", 1)[1]) if ":" in authority else 7687
+
+
+def run_with_server(command: list[str], home: Path = DEFAULT_HOME) -> int:
+    """Run ``command`` with Neo4j up: reuse the one at NEO4J_URI, else start one and stop it after."""
+    uri = os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687")
+    port = port_of(uri)
+    started = None
+    if not is_listening(port):
+        started = start(port, os.environ.get("NEO4J_PASSWORD", ""), home)
+        print(f"started Neo4j on bolt://127.0.0.1:{port} (pid {started.pid}); it stops when the command ends")
+    try:
+        return subprocess.call(command)
+    finally:
+        if started is not None:
+            stop(home)
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "run":
+        command = argv[2:] if argv[1:2] == ["--"] else argv[1:]
+        try:
+            return run_with_server(command)
+        except Neo4jServerError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=("build", "start", "stop", "status"))
     parser.add_argument("--port", type=int, default=7687)

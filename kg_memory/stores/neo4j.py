@@ -160,7 +160,9 @@ class Neo4jStore:
                 raise MemoryExists(name)
             tx.run(
                 "CREATE (:Memory {name: $name, domain: $domain, version: 0, next_seq: 1, created: $created})",
-                name=name, domain=domain, created=created.isoformat(),
+                name=name,
+                domain=domain,
+                created=created.isoformat(),
             ).consume()
             _create_entities(tx, name, schema.constant_entities(), schema)
 
@@ -313,7 +315,8 @@ def _lock_memory(tx: neo4j.ManagedTransaction, memory: str, *, bump_version: boo
         "MATCH (m:Memory {name: $memory}) "
         "SET m.next_seq = m.next_seq + 1, m.version = m.version + $bump "
         "RETURN m.version - $bump AS version, m.next_seq - 1 AS seq",
-        memory=memory, bump=1 if bump_version else 0,
+        memory=memory,
+        bump=1 if bump_version else 0,
     ).single()
     if record is None:
         raise UnknownMemory(memory)
@@ -329,13 +332,15 @@ def _create_entities(tx: neo4j.ManagedTransaction, memory: str, entities: Iterab
             raise NotApplicable(memory, f"unknown entity type {type_}")
         existing = tx.run(
             "UNWIND $rows AS row MATCH (e:Entity {memory: $memory, name: row.name}) RETURN e.name AS name",
-            rows=rows, memory=memory,
+            rows=rows,
+            memory=memory,
         ).value()
         if existing:
             raise NotApplicable(memory, f"entities already exist: {sorted(existing)}")
         tx.run(
             f"UNWIND $rows AS row CREATE (e:Entity:{_q(type_)} {{memory: $memory}}) SET e += row",
-            rows=rows, memory=memory,
+            rows=rows,
+            memory=memory,
         ).consume()
 
 
@@ -424,7 +429,9 @@ def _add_fact_nodes(tx: neo4j.ManagedTransaction, memory: str, group: list[Fact]
         raise NotApplicable(memory, f"{sorted(existing)} already hold")
     names = sorted({a for f in group for a in f.args})
     found = tx.run(
-        "UNWIND $names AS n MATCH (e:Entity {memory: $memory, name: n}) RETURN count(e) AS n", names=names, memory=memory
+        "UNWIND $names AS n MATCH (e:Entity {memory: $memory, name: n}) RETURN count(e) AS n",
+        names=names,
+        memory=memory,
     ).single(strict=True)["n"]
     if found != len(names):
         raise NotApplicable(memory, f"facts {[str(f) for f in group[:5]]} name entities that do not exist")
@@ -433,10 +440,15 @@ def _add_fact_nodes(tx: neo4j.ManagedTransaction, memory: str, group: list[Fact]
         "CREATE (f:Fact {memory: $memory, predicate: row.predicate, args: row.args, key: row.key}) "
         "WITH f, row UNWIND range(0, size(row.args) - 1) AS i "
         "MATCH (e:Entity {memory: $memory, name: row.args[i]}) CREATE (f)-[:ARG {pos: i}]->(e)",
-        rows=[{"predicate": f.predicate, "args": list(f.args), "key": _key(f)} for f in group], memory=memory,
+        rows=[{"predicate": f.predicate, "args": list(f.args), "key": _key(f)} for f in group],
+        memory=memory,
     ).consume()
 
 
 def _log(tx: neo4j.ManagedTransaction, update: Update) -> None:
     row = update_row(update)
-    tx.run("CREATE (u:Update {memory: $memory}) SET u += $row", memory=update.memory, row={c: row[c] for c in UPDATE_COLUMNS})
+    tx.run(
+        "CREATE (u:Update {memory: $memory}) SET u += $row",
+        memory=update.memory,
+        row={c: row[c] for c in UPDATE_COLUMNS},
+    )

@@ -29,9 +29,11 @@ from kg_memory.stores._common import (
     UPDATE_COLUMNS,
     check_commit,
     check_record,
-    stamp as _stamp,
     update_from_row,
     update_row,
+)
+from kg_memory.stores._common import (
+    stamp as _stamp,
 )
 
 _SCHEMA = """
@@ -172,7 +174,8 @@ class SQLiteStore:
 
     def facts(self, memory: str, predicate: str | None = None, entity: str | None = None) -> frozenset[Fact]:
         memory_id = self._memory_id(memory)
-        query, params = f"{_FACT_ROWS} WHERE f.memory_id = ?", [memory_id]
+        query = f"{_FACT_ROWS} WHERE f.memory_id = ?"
+        params: list[object] = [memory_id]
         if entity is not None:
             query = f"{_FACT_ROWS} JOIN fact_args a ON a.fact_id = f.id WHERE a.memory_id = ? AND a.entity = ?"
             params.append(entity)
@@ -206,7 +209,9 @@ class SQLiteStore:
             self._add_facts(conn, memory_id, update)
             stored = _stamp(update, seq=seq, version=version + 1)
             self._log(conn, memory_id, stored)
-            conn.execute("UPDATE memories SET version = ?, next_seq = ? WHERE id = ?", (version + 1, seq + 1, memory_id))
+            conn.execute(
+                "UPDATE memories SET version = ?, next_seq = ? WHERE id = ?", (version + 1, seq + 1, memory_id)
+            )
         return stored
 
     def record(self, update: Update) -> Update:
@@ -295,9 +300,14 @@ class SQLiteStore:
     def get_update(self, memory: str, update_id: str) -> Update:
         memory_id = self._memory_id(memory)
         with self._errors("read"):
-            row = self._conn().execute(
-                f"SELECT {', '.join(UPDATE_COLUMNS)} FROM updates WHERE memory_id = ? AND id = ?", (memory_id, update_id)
-            ).fetchone()
+            row = (
+                self._conn()
+                .execute(
+                    f"SELECT {', '.join(UPDATE_COLUMNS)} FROM updates WHERE memory_id = ? AND id = ?",
+                    (memory_id, update_id),
+                )
+                .fetchone()
+            )
         if row is None:
             raise UnknownUpdate(memory, update_id)
         return update_from_row(memory, dict(zip(UPDATE_COLUMNS, row, strict=True)))

@@ -1,0 +1,43 @@
+# l3mp — two commands on a fresh machine: `make demo` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+NEO4J_URI ?= bolt://127.0.0.1:7687
+export NEO4J_URI
+
+.PHONY: install demo test bench lint neo4j-start neo4j-stop clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+## the main job on the embedded store (no server needed)
+demo: install
+	$(VENV)/bin/l3mp demo
+
+## all tests, with a real Neo4j (started from Maven Central's jars unless NEO4J_URI answers)
+test: install
+	$(PY) scripts/neo4j_server.py run -- $(PY) -m pytest
+
+## benchmarks on both stores: a printed table and JSON in benchmarks/results/
+bench: install
+	$(PY) scripts/neo4j_server.py run -- $(PY) -m benchmarks.stores
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check kg_memory l3mp
+	$(VENV)/bin/mypy kg_memory l3mp
+
+neo4j-start:
+	$(PYTHON) scripts/neo4j_server.py start
+
+neo4j-stop:
+	$(PYTHON) scripts/neo4j_server.py stop
+
+clean:
+	rm -rf $(VENV) .l3mp .neo4j tools/neo4j/target .pytest_cache .mypy_cache .ruff_cache *.egg-info

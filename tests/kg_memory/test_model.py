@@ -1,0 +1,103 @@
+"""Core value types: immutable, normalized and validated on construction."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+
+import pytest
+
+from kg_memory import Delta, Entity, Fact, InvalidName, InvalidValue, Issue, IssueCode, Update, UpdateStatus
+
+F = Fact.parse
+
+
+def test_fact_normalizes_and_is_hashable() -> None:
+    fact = Fact("On", ["Mug_1", "table_2"])
+    assert fact == Fact("on", ("mug_1", "table_2")) == F("( on  mug_1 table_2 )")
+    assert len({fact, F("(on mug_1 table_2)")}) == 1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fact.predicate = "in"  # type: ignore[misc]
+
+
+def test_triple_view_and_n_ary_display() -> None:
+    assert F("(on mug_1 table_2)").triple() == ("mug_1", "on", "table_2")
+    assert F("(light_on lamp_1)").triple() == ("lamp_1", "light_on", "true")
+    assert F("(joined a b c)").triple() is None
+    assert F("(joined a b c)").display() == "(joined a b c)"
+    assert F("(power_on)").display() == "(power_on)"
+    assert F("(on mug_1 table_2)").display() == "(mug_1, on, table_2)"
+    assert Fact.from_triple("lamp_1", "light_on", "true") == F("(light_on lamp_1)")
+    assert Fact.from_triple("mug_1", "on", "table_2") == F("(on mug_1 table_2)")
+
+
+@pytest.mark.parametrize("text", ["on mug_1", "()", "(on mug_1", ""])
+def test_fact_parse_errors_carry_the_input(text: str) -> None:
+    with pytest.raises(InvalidValue) as caught:
+        F(text)
+    assert caught.value.value == text
+
+
+@pytest.mark.parametrize("name", ["mug'1", "mug`1", "mug{1}", "a b", "1mug", "x)-[:on]->(y", "", 'mug"1'])
+def test_names_that_could_be_code_are_rejected(name: str) -> None:
+    with pytest.raises(InvalidName) as caught:
+        Entity(name, "dish")
+    assert caught.value.name == name
+    with pytest.raises(InvalidName):
+        Fact("on", (name, "table_1"))
+    with pytest.raises(InvalidName):
+        Fact(name, ())
+
+
+def test_fact_args_must_be_a_sequence_of_names() -> None:
+    with pytest.raises(InvalidValue):
+        Fact("on", "mug_1")  # type: ignore[arg-type]
+
+
+def test_entity_label_defaults_and_attributes_are_frozen() -> None:
+    entity = Entity("kitchen_table", "furniture")
+    assert entity.label == "kitchen table"
+    mug = Entity("mug_1", "dish", '  Bob\'s "mug" `x` {a:1}  ', {"colour": "blue"})
+    assert mug.label == 'Bob\'s "mug" `x` {a:1}'
+    with pytest.raises(TypeError):
+        mug.attrs["colour"] = "red"  # type: ignore[index]
+    with pytest.raises(InvalidValue):
+        Entity("mug_2", "dish", attrs={"nested": {"a": 1}})  # type: ignore[dict-item]
+
+
+def test_delta_normalizes_and_inverts() -> None:
+    delta = Delta(
+        remove=["(on mug_1 table_1)"],
+        add=[F("(held mug_1 robot_1)")],  # type: ignore[arg-type]
+        new_entities=[Entity("mug_1", "dish")],
+    )  # type: ignore[arg-type]
+    assert delta.remove == {F("(on mug_1 table_1)")} and isinstance(delta.new_entities, tuple)
+    assert delta.mentioned() == {"mug_1", "table_1", "robot_1"}
+    assert delta.size == 2 and not delta.is_empty and Delta().is_empty
+    assert delta.inverse() == Delta(remove={F("(held mug_1 robot_1)")}, add={F("(on mug_1 table_1)")})
+    assert Delta.from_json(delta.to_json()) == delta
+    with pytest.raises(InvalidValue):
+        Delta(add="(on mug_1 table_1)")  # type: ignore[arg-type]
+
+
+def test_update_json_round_trip_and_validation() -> None:
+    issue = Issue(IssueCode.FUNCTIONAL, F("(on mug_1 sofa)"), "mug_1 can be in only one place; remove one")
+    update = Update(
+        "home",
+        "nl",
+        Delta(add={F("(on mug_1 sofa)")}),
+        "rejected",
+        input="on the sofa",  # type: ignore[arg-type]
+        issues=(issue,),
+        meta={"retries": 2},
+    )
+    assert Update.from_json(update.to_json()) == update
+    assert Update.from_json(update.to_json()).meta == {"retries": 2}
+    with pytest.raises(InvalidValue, match="must carry its reasons"):
+        Update("home", "nl", Delta(), UpdateStatus.REJECTED)  # type: ignore[arg-type]
+    with pytest.raises(InvalidValue, match="timezone"):
+        Update("home", "nl", Delta(), UpdateStatus.NOOP, time=datetime(2026, 1, 1))  # type: ignore[arg-type]
+    with pytest.raises(InvalidValue, match="JSON"):
+        Update("home", "nl", Delta(), UpdateStatus.NOOP, meta={"x": object()})  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        Update("home", "gossip", Delta(), UpdateStatus.NOOP)  # type: ignore[arg-type]

@@ -1,0 +1,170 @@
+"""The verifier: every issue kind, all returned at once, never raising for bad content."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import pytest
+from conftest import SURVEY_ENTITIES, SURVEY_FACTS
+
+from kg_memory import Delta, DomainRegistry, Entity, Fact, Issue, IssueCode, UpdateSource, Verifier
+
+F = Fact.parse
+NL, SENSOR, REVERT = UpdateSource.NL, UpdateSource.SENSOR, UpdateSource.REVERT
+
+
+class SetView:
+    """A plain in-memory state for the verifier (stores are tested in the contract suite)."""
+
+    def __init__(self, entities: Iterable[Entity], facts: Iterable[Fact]) -> None:
+        self._entities = {e.name: e for e in entities}
+        self._facts = frozenset(facts)
+
+    def entities(self, names: Iterable[str]) -> Mapping[str, Entity]:
+        return {n: self._entities[n] for n in names if n in self._entities}
+
+    def facts_about(self, names: Iterable[str]) -> frozenset[Fact]:
+        wanted = set(names)
+        return frozenset(f for f in self._facts if not f.args or wanted & set(f.args))
+
+
+@pytest.fixture(scope="module")
+def verifier() -> Verifier:
+    return Verifier(DomainRegistry().get("example_home"))
+
+
+@pytest.fixture
+def view() -> SetView:
+    return SetView(SURVEY_ENTITIES, SURVEY_FACTS)
+
+
+def codes(issues: Iterable[Issue]) -> list[str]:
+    return [i.code.value for i in issues]
+
+
+def test_a_valid_delta_has_no_issues(verifier: Verifier, view: SetView) -> None:
+    delta = Delta(remove={F("(on mug_1 table_1)"), F("(hand_empty robot_1)")}, add={F("(held mug_1 robot_1)")})
+    assert verifier.verify(delta, view, UpdateSource.EXECUTION) == ()
+
+
+def test_unknown_predicate_suggests_close_names(verifier: Verifier, view: SetView) -> None:
+    (issue,) = verifier.verify(Delta(add={F("(light_onn lamp_1)")}), view, NL)
+    assert issue.code is IssueCode.UNKNOWN_PREDICATE and issue.fact == F("(light_onn lamp_1)")
+    assert issue.message.startswith("(light_onn lamp_1) uses unknown predicate light_onn; use one of: light_on")
+
+
+def test_wrong_arity_shows_the_signature(verifier: Verifier, view: SetView) -> None:
+    (issue,) = verifier.verify(Delta(add={F("(on mug_1)")}), view, NL)
+    assert issue.code is IssueCode.WRONG_ARITY
+    assert "takes 2: (on ?i - item ?f - furniture)" in issue.message
+
+
+def test_unknown_entity(verifier: Verifier, view: SetView) -> None:
+    (issue,) = verifier.verify(Delta(add={F("(light_on lamp_9)")}), view, NL)
+    assert issue.code is IssueCode.UNKNOWN_ENTITY and "lamp_9" in issue.message
+
+
+def test_type_mismatch_respects_the_hierarchy(verifier: Verifier, view: SetView) -> None:
+    # a dish is an item and a sink is furniture, so this is well typed
+    ok = Delta(remove={F("(on mug_1 table_1)")}, add={F("(on mug_1 sink_1)")})
+    assert verifier.verify(ok, view, NL) == ()
+    # a book is an item but not a dish
+    (issue,) = verifier.verify(Delta(add={F("(dirty book_1)")}), view, NL)
+    assert issue.code is IssueCode.TYPE_MISMATCH
+    assert issue.message == "(dirty book_1): book_1 is of type item, but argument 1 of dirty must be of type dish"
+
+
+def test_presence_checks(verifier: Verifier, view: SetView) -> None:
+    issues = verifier.verify(
+        Delta(remove={F("(light_on lamp_1)")}, add={F("(robot_at robot_1 hall)")}), view, UpdateSource.EXECUTION
+    )
+    assert codes(issues) == ["remove_absent", "add_present"]
+    assert "(light_on lamp_1) (lamp_1 is on) does not hold now" in issues[0].message
+
+
+def test_same_fact_removed_and_added(verifier: Verifier, view: SetView) -> None:
+    fact = F("(on mug_1 table_1)")
+    issues = verifier.verify(Delta(remove={fact}, add={fact}), view, NL)
+    assert codes(issues) == ["remove_and_add"] and issues[0].fact == fact
+
+
+def test_functional_rule(verifier: Verifier, view: SetView) -> None:
+    (issue,) = verifier.verify(Delta(add={F("(held mug_1 robot_1)")}, remove={F("(hand_empty robot_1)")}), view, NL)
+    assert issue.code is IssueCode.FUNCTIONAL and issue.fact == F("(held mug_1 robot_1)")
+    assert issue.message == (
+        "mug_1 can be in only one place, but after this update mug_1 is held by robot_1 and "
+        "mug_1 is on table_1; remove one"
+    )
+
+
+def test_exclusive_rule(verifier: Verifier, view: SetView) -> None:
+    delta = Delta(remove={F("(on mug_1 table_1)")}, add={F("(held mug_1 robot_1)")})  # hand_empty stays
+    (issue,) = verifier.verify(delta, view, NL)
+    assert issue.code is IssueCode.EXCLUSIVE
+    assert issue.message.startswith("robot_1 cannot both hold something and have an empty hand")
+
+
+def test_static_predicates_change_only_by_perception_or_revert(verifier: Verifier, view: SetView) -> None:
+    delta = Delta(remove={F("(in_room table_1 kitchen)")}, add={F("(in_room table_1 hall)")})
+    issues = verifier.verify(delta, view, NL)
+    assert codes(issues) == ["static_predicate", "static_predicate"]
+    assert "only perception may change it" in issues[0].message
+    assert verifier.verify(delta, view, SENSOR) == ()
+    assert verifier.verify(delta, view, REVERT) == ()
+
+
+def test_at_least_one_invariant_on_the_state_after(verifier: Verifier, view: SetView) -> None:
+    (issue,) = verifier.verify(Delta(remove={F("(on book_1 shelf_1)")}), view, NL)
+    assert issue.code is IssueCode.INVARIANT and issue.fact == F("(on book_1 shelf_1)")
+    assert issue.message.startswith("book_1 must be somewhere")
+
+
+def test_requires_invariant(verifier: Verifier) -> None:
+    view = SetView(SURVEY_ENTITIES, {*SURVEY_FACTS, F("(in_hand book_1 alex)")} - {F("(on book_1 shelf_1)")})
+    (issue,) = verifier.verify(Delta(remove={F("(person_in alex hall)")}), view, NL)
+    assert issue.code is IssueCode.INVARIANT
+    assert issue.message == "alex holds book_1 but is in no room: add (person_in alex <room>)"
+
+
+def test_older_violations_are_not_blamed_on_a_new_update(verifier: Verifier) -> None:
+    broken = SetView(SURVEY_ENTITIES, {*SURVEY_FACTS, F("(on mug_1 shelf_1)")} - {F("(on book_1 shelf_1)")})
+    # mug_1 is already in two places and book_1 nowhere; switching a light on is still fine
+    assert verifier.verify(Delta(add={F("(light_on lamp_1)")}), broken, NL) == ()
+
+
+def test_entity_creation_is_perception_only(verifier: Verifier, view: SetView) -> None:
+    spoon = Entity("spoon_1", "dish", "spoon")
+    delta = Delta(new_entities=(spoon,), add={F("(on spoon_1 table_1)")})
+    assert verifier.verify(delta, view, SENSOR) == ()
+    (issue,) = verifier.verify(delta, view, NL)
+    assert issue.code is IssueCode.ENTITY_NOT_ALLOWED and "only perception adds entities" in issue.message
+
+
+def test_new_entities_need_a_known_type_a_fresh_name_and_a_place(verifier: Verifier, view: SetView) -> None:
+    delta = Delta(
+        new_entities=(
+            Entity("gizmo_1", "gizmo"),
+            Entity("mug_1", "dish"),
+            Entity("robot_1", "robot"),
+            Entity("cup_1", "dish"),
+        )
+    )
+    issues = verifier.verify(delta, view, SENSOR)
+    assert codes(issues) == ["unknown_type", "entity_exists", "entity_exists", "invariant"]
+    assert issues[-1].message.startswith("cup_1 must be somewhere")
+
+
+def test_every_issue_is_returned_at_once(verifier: Verifier, view: SetView) -> None:
+    delta = Delta(
+        remove={F("(light_on lamp_1)"), F("(connected kitchen hall)")},
+        add={F("(fly robot_1)"), F("(on ghost table_1)"), F("(on mug_1 shelf_1)")},
+    )
+    assert sorted(codes(verifier.verify(delta, view, NL))) == sorted(
+        ["remove_absent", "static_predicate", "unknown_predicate", "unknown_entity", "functional"]
+    )
+
+
+def test_constants_are_known_entities(verifier: Verifier) -> None:
+    empty = SetView([Entity("hall", "room")], [])
+    delta = Delta(add={F("(robot_at robot_1 hall)"), F("(hand_empty robot_1)")})
+    assert verifier.verify(delta, empty, UpdateSource.EXECUTION) == ()
