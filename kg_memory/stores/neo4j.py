@@ -248,8 +248,8 @@ class Neo4jStore:
             if version != expected_version:
                 raise VersionConflict(update.memory, expected_version, version)
             _create_entities(tx, update.memory, update.delta.new_entities, domain)
-            _remove_facts(tx, update.memory, update.delta.remove)
-            _add_facts(tx, update.memory, update.delta.add)
+            _change_facts(tx, update.memory, update.delta.remove, "remove")
+            _change_facts(tx, update.memory, update.delta.add, "add")
             stored = stamp(update, seq=seq, version=version + 1)
             _log(tx, stored)
             return stored
@@ -373,50 +373,38 @@ def _expect(memory: str, count: int, facts: list[Fact], problem: str) -> None:
         raise NotApplicable(memory, f"{len(facts) - count} of [{shown}{', ...' if len(facts) > 5 else ''}] {problem}")
 
 
-def _remove_facts(tx: neo4j.ManagedTransaction, memory: str, facts: Iterable[Fact]) -> None:
-    for (predicate, arity), group in _by_predicate(facts).items():
-        if arity == 2:
-            query = (
-                f"UNWIND $rows AS row MATCH (a:Entity {{memory: $memory, name: row[0]}})"
-                f"-[r:{_q(predicate)}]->(b:Entity {{memory: $memory, name: row[1]}}) DELETE r RETURN count(r) AS n"
-            )
-            rows: list[Any] = [list(f.args) for f in group]
-        elif arity == 1:
-            query = (
-                f"UNWIND $rows AS row MATCH (e:Entity {{memory: $memory, name: row}}) WHERE e.{_q(predicate)} = true "
-                f"REMOVE e.{_q(predicate)} RETURN count(e) AS n"
-            )
-            rows = [f.args[0] for f in group]
-        else:
-            query = (
-                "UNWIND $rows AS row MATCH (f:Fact {memory: $memory, key: row}) "
-                "WITH collect(f) AS found FOREACH (f IN found | DETACH DELETE f) RETURN size(found) AS n"
-            )
-            rows = [_key(f) for f in group]
-        count = tx.run(query, rows=rows, memory=memory).single(strict=True)["n"]
-        _expect(memory, int(count or 0), group, "do not hold, so they cannot be removed")
+# Cypher per (change, layout): layout 2 is a relationship, 1 a boolean property, 0 a Fact
+# node. PRED stands for the backtick-quoted predicate, substituted after validation.
+_CHANGE_QUERIES = {
+    ("remove", 2): "UNWIND $rows AS row MATCH (a:Entity {memory: $memory, name: row[0]})"
+    "-[r:PRED]->(b:Entity {memory: $memory, name: row[1]}) DELETE r RETURN count(r) AS n",
+    ("remove", 1): "UNWIND $rows AS row MATCH (e:Entity {memory: $memory, name: row[0]}) WHERE e.PRED = true "
+    "REMOVE e.PRED RETURN count(e) AS n",
+    ("remove", 0): "UNWIND $rows AS row MATCH (f:Fact {memory: $memory, key: row}) "
+    "WITH collect(f) AS found FOREACH (f IN found | DETACH DELETE f) RETURN size(found) AS n",
+    ("add", 2): "UNWIND $rows AS row MATCH (a:Entity {memory: $memory, name: row[0]}), "
+    "(b:Entity {memory: $memory, name: row[1]}) WHERE NOT (a)-[:PRED]->(b) "
+    "CREATE (a)-[:PRED]->(b) RETURN count(*) AS n",
+    ("add", 1): "UNWIND $rows AS row MATCH (e:Entity {memory: $memory, name: row[0]}) "
+    "WHERE e.PRED IS NULL SET e.PRED = true RETURN count(e) AS n",
+}
+_CHANGE_PROBLEMS = {
+    "remove": "do not hold, so they cannot be removed",
+    "add": "already hold or name entities that do not exist",
+}
 
 
-def _add_facts(tx: neo4j.ManagedTransaction, memory: str, facts: Iterable[Fact]) -> None:
+def _change_facts(tx: neo4j.ManagedTransaction, memory: str, facts: Iterable[Fact], change: str) -> None:
+    """Remove or add facts, one query per predicate; all must apply or the transaction fails."""
     for (predicate, arity), group in _by_predicate(facts).items():
-        if arity == 2:
-            query = (
-                f"UNWIND $rows AS row MATCH (a:Entity {{memory: $memory, name: row[0]}}), "
-                f"(b:Entity {{memory: $memory, name: row[1]}}) WHERE NOT (a)-[:{_q(predicate)}]->(b) "
-                f"CREATE (a)-[:{_q(predicate)}]->(b) RETURN count(*) AS n"
-            )
-            rows: list[Any] = [list(f.args) for f in group]
-        elif arity == 1:
-            query = (
-                f"UNWIND $rows AS row MATCH (e:Entity {{memory: $memory, name: row}}) "
-                f"WHERE e.{_q(predicate)} IS NULL SET e.{_q(predicate)} = true RETURN count(e) AS n"
-            )
-            rows = [f.args[0] for f in group]
-        else:
+        layout = arity if arity in (1, 2) else 0
+        if (change, layout) == ("add", 0):
             _add_fact_nodes(tx, memory, group)
             continue
+        query = _CHANGE_QUERIES[(change, layout)].replace("PRED", _q(predicate))
+        rows = [list(f.args) for f in group] if layout else [_key(f) for f in group]
         count = tx.run(query, rows=rows, memory=memory).single(strict=True)["n"]
-        _expect(memory, int(count or 0), group, "already hold or name entities that do not exist")
+        _expect(memory, int(count or 0), group, _CHANGE_PROBLEMS[change])
 
 
 def _add_fact_nodes(tx: neo4j.ManagedTransaction, memory: str, group: list[Fact]) -> None:
