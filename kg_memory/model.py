@@ -58,6 +58,18 @@ class Fact:
         object.__setattr__(self, "args", tuple(pddl_name(a) for a in self.args))
 
     @classmethod
+    def unchecked(cls, predicate: str, args: tuple[str, ...]) -> Fact:
+        """A fact from names that were validated when they were written (store rows).
+
+        Reads are the hot path of retrieval and verification; re-validating every name of
+        every row there costs more than the query itself.
+        """
+        fact = object.__new__(cls)
+        object.__setattr__(fact, "predicate", predicate)
+        object.__setattr__(fact, "args", args)
+        return fact
+
+    @classmethod
     def parse(cls, text: str) -> Fact:
         """Parse ``(predicate arg ...)``."""
         body = text.strip()

@@ -232,7 +232,7 @@ class Neo4jStore:
 
         def work(tx: neo4j.ManagedTransaction) -> set[Fact]:
             rows = list(tx.run(_FACTS_OF_ENTITIES, params)) + list(tx.run(_NULLARY, memory=memory))
-            return {Fact(r["predicate"], tuple(r["args"])) for r in rows}
+            return {Fact.unchecked(r["predicate"], tuple(r["args"])) for r in rows}
 
         return frozenset(self._read("read", work))
 
@@ -350,14 +350,14 @@ def _facts_of_predicate(tx: neo4j.ManagedTransaction, memory: str, predicate: st
             f"MATCH (a:Entity {{memory: $memory}})-[:{_q(predicate)}]->(b:Entity) RETURN a.name AS a, b.name AS b",
             memory=memory,
         )
-        return (Fact(predicate, (r["a"], r["b"])) for r in rows)
+        return (Fact.unchecked(predicate, (r["a"], r["b"])) for r in rows)
     if arity == 1:
         rows = tx.run(
             f"MATCH (e:Entity {{memory: $memory}}) WHERE e.{_q(predicate)} = true RETURN e.name AS a", memory=memory
         )
-        return (Fact(predicate, (r["a"],)) for r in rows)
+        return (Fact.unchecked(predicate, (r["a"],)) for r in rows)
     rows = tx.run("MATCH (f:Fact {memory: $memory, predicate: $p}) RETURN f.args AS args", memory=memory, p=predicate)
-    return (Fact(predicate, tuple(r["args"])) for r in rows)
+    return (Fact.unchecked(predicate, tuple(r["args"])) for r in rows)
 
 
 def _by_predicate(facts: Iterable[Fact]) -> dict[tuple[str, int], list[Fact]]:

@@ -59,7 +59,7 @@ _FACT_ROWS = "SELECT f.predicate, f.args FROM facts f"
 
 
 def _fact(predicate: str, args: str) -> Fact:
-    return Fact(predicate, tuple(args.split()) if args else ())
+    return Fact.unchecked(predicate, tuple(args.split()))
 
 
 def _json_list(values: Iterable[str]) -> str:

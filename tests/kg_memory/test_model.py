@@ -101,3 +101,9 @@ def test_update_json_round_trip_and_validation() -> None:
         Update("home", "nl", Delta(), UpdateStatus.NOOP, meta={"x": object()})  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         Update("home", "gossip", Delta(), UpdateStatus.NOOP)  # type: ignore[arg-type]
+
+
+def test_unchecked_facts_equal_checked_ones() -> None:
+    checked = F("(on mug_1 table_2)")
+    unchecked = Fact.unchecked("on", ("mug_1", "table_2"))
+    assert unchecked == checked and hash(unchecked) == hash(checked) and {unchecked} == {checked}
