@@ -40,9 +40,9 @@ class UnknownMemory(KgMemoryError):
 
 
 class MemoryExists(KgMemoryError):
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, problem: str = "already exists") -> None:
         self.name = name
-        super().__init__(f"memory {name!r} already exists")
+        super().__init__(f"memory {name!r} {problem}")
 
 
 class UnknownUpdate(KgMemoryError):
@@ -101,3 +101,12 @@ class StoreUnavailable(KgMemoryError):
         self.backend = backend
         self.operation = operation
         super().__init__(f"{backend} store unavailable during {operation}: {cause}")
+
+
+class StoreFailure(KgMemoryError):
+    """The database refused an operation for a reason other than being unreachable."""
+
+    def __init__(self, backend: str, operation: str, cause: str) -> None:
+        self.backend = backend
+        self.operation = operation
+        super().__init__(f"{backend} store refused {operation}: {cause}")

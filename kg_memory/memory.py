@@ -3,6 +3,8 @@ and recorded as an :class:`Update`."""
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -114,7 +116,7 @@ class WorldMemory:
         re-verifies the delta against the new state and tries again, up to ``attempts`` times.
         """
         source = UpdateSource(source)
-        for _ in range(max(1, attempts)):
+        for attempt in range(max(1, attempts)):
             version = self.version
             if expected_version is not None and version != expected_version:
                 raise VersionConflict(self.name, expected_version, version)
@@ -132,6 +134,8 @@ class WorldMemory:
             except VersionConflict:
                 if expected_version is not None:
                     raise
+                # jittered backoff, so writers that keep colliding stop doing so in lockstep
+                time.sleep(random.uniform(0, min(0.05, 0.002 * 2**attempt)))
         raise VersionConflict(self.name, version, self.version)
 
     def reject(

@@ -131,6 +131,19 @@ class Entity:
                 raise InvalidValue("entity attribute", {key: value}, "keys are strings, values str/int/float/bool")
         object.__setattr__(self, "attrs", _frozen_mapping(self.attrs))
 
+    @classmethod
+    def unchecked(cls, name: str, type_: str, label: str, attrs: Mapping[str, AttrValue]) -> Entity:
+        """An entity from a store row, whose fields were validated when it was written."""
+        entity = object.__new__(cls)
+        for field_name, value in (
+            ("name", name),
+            ("type", type_),
+            ("label", label),
+            ("attrs", MappingProxyType(attrs)),
+        ):
+            object.__setattr__(entity, field_name, value)
+        return entity
+
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "type": self.type, "label": self.label, "attrs": dict(self.attrs)}
 

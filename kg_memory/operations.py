@@ -20,7 +20,7 @@ from kg_memory.model import (
     UpdateStatus,
     pddl_name,
 )
-from kg_memory.store import GraphStore
+from kg_memory.store import GraphStore, fact_order
 
 EXPORT_FORMAT = "l3mp.memory/1"
 
@@ -31,7 +31,8 @@ def neighbourhood(
     """Facts within ``hops`` of the seeds, breadth first, so nearer facts win the cap.
 
     A fact is at hop ``d`` if it mentions an entity at distance ``d - 1``; its other
-    arguments are then at distance ``d``.
+    arguments are then at distance ``d``. Within a hop, the cap keeps facts in
+    :func:`fact_order`, and the store is asked for no more than the cap needs.
     """
     if hops < 0 or max_facts < 0:
         raise InvalidValue("neighbourhood limits", (hops, max_facts), "must not be negative")
@@ -43,11 +44,14 @@ def neighbourhood(
     for hop in range(1, hops + 1):
         if not frontier:
             break
-        found = sorted(store.facts_about(memory, frontier) - facts.keys(), key=str)
-        if len(facts) + len(found) > max_facts:
-            found, truncated = found[: max_facts - len(facts)], True
-        facts.update(dict.fromkeys(found))
-        frontier = sorted({a for f in found for a in f.args if a not in distance})
+        remaining = max_facts - len(facts)
+        # facts already taken may come back; one more than needed tells whether we cut
+        found = store.facts_about(memory, frontier, limit=remaining + len(facts) + 1)
+        new = sorted(found - facts.keys(), key=fact_order)
+        if len(new) > remaining:
+            new, truncated = new[:remaining], True
+        facts.update(dict.fromkeys(new))
+        frontier = sorted({a for f in new for a in f.args if a not in distance})
         distance.update({name: hop for name in frontier})
         if truncated:
             break

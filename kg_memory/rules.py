@@ -97,6 +97,11 @@ class Invariant:
     condition: Pattern | None = None
     message: str = ""
 
+    def predicates(self) -> frozenset[str]:
+        """The predicates whose change can make this invariant true or false."""
+        names = {p.predicate for p in self.patterns}
+        return frozenset(names | ({self.condition.predicate} if self.condition else set()))
+
 
 @dataclass(frozen=True, slots=True)
 class Rules:
@@ -107,10 +112,8 @@ class Rules:
     def predicates(self) -> frozenset[str]:
         """Every predicate a rule mentions (for validation against the domain)."""
         names = {p.predicate for g in self.groups for p in g.patterns}
-        for inv in self.invariants:
-            names.update(p.predicate for p in inv.patterns)
-            if inv.condition:
-                names.add(inv.condition.predicate)
+        for invariant in self.invariants:
+            names |= invariant.predicates()
         return frozenset(names | self.dynamic)
 
 

@@ -16,6 +16,15 @@ from kg_memory.domain import DomainRegistry
 from kg_memory.model import Entity, Fact, Memory, Update
 
 
+def fact_order(fact: Fact) -> tuple[str, tuple[str, ...]]:
+    """The order stores cut a limited read in: by predicate, then by arguments.
+
+    Names are [a-z0-9_-], all above the space, so this equals both SQLite's order of
+    space-joined argument text and Cypher's element-wise order of argument lists.
+    """
+    return (fact.predicate, fact.args)
+
+
 @runtime_checkable
 class GraphStore(Protocol):
     backend: str
@@ -43,8 +52,11 @@ class GraphStore(Protocol):
         """Facts, optionally only of one predicate and/or mentioning one entity."""
         ...
 
-    def facts_about(self, memory: str, names: Iterable[str]) -> frozenset[Fact]:
-        """Facts with any of ``names`` as an argument, plus every nullary fact."""
+    def facts_about(self, memory: str, names: Iterable[str], limit: int | None = None) -> frozenset[Fact]:
+        """Facts with any of ``names`` as an argument, plus every nullary fact.
+
+        With ``limit``, only the first ``limit`` of them in :func:`fact_order`.
+        """
         ...
 
     def commit(self, update: Update, expected_version: int) -> Update:

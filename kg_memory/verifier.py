@@ -73,8 +73,9 @@ class Verifier:
         issues += self._check_presence(delta, before, malformed)
         after = (before - delta.remove) | (delta.add - malformed)
         added = delta.add - malformed - before
-        issues += self._check_groups(before, after, added)
-        issues += self._check_invariants(delta, before, after, known)
+        before_index, after_index = _Index(before), _Index(after)
+        issues += self._check_groups(before_index, after_index, added)
+        issues += self._check_invariants(delta, before_index, after_index, known)
         return tuple(issues)
 
     # -- entities and schema -------------------------------------------------------------
@@ -176,23 +177,21 @@ class Verifier:
 
     # -- rules ---------------------------------------------------------------------------
 
-    def _check_groups(self, before: frozenset[Fact], after: frozenset[Fact], added: AbstractSet[Fact]) -> list[Issue]:
+    def _check_groups(self, before: _Index, after: _Index, added: AbstractSet[Fact]) -> list[Issue]:
         issues = []
         for group in self.domain.rules.groups:
             relevant = [f for f in added if group in self._groups_by_predicate.get(f.predicate, ())]
-            if not relevant:
-                continue
-            old = _buckets(group, before)
-            new = _buckets(group, after)
             reported: set[tuple[str, ...]] = set()
             for fact in sorted(relevant, key=str):
                 hit = group.key_of(fact)
                 assert hit is not None
                 key = hit[1]
-                if key in reported or not _violates(group, new[key]) or old.get(key) == new[key]:
+                if key in reported:
                     continue
                 reported.add(key)
-                issues.append(self._group_issue(group, key, fact, new[key]))
+                new, old = _bucket(group, key, after), _bucket(group, key, before)
+                if _violates(group, new) and new != old:
+                    issues.append(self._group_issue(group, key, fact, new))
         return issues
 
     def _group_issue(self, group: RuleGroup, key: tuple[str, ...], fact: Fact, bucket: set[tuple[int, Fact]]) -> Issue:
@@ -208,34 +207,29 @@ class Verifier:
         return Issue(code, fact, message)
 
     def _check_invariants(
-        self, delta: Delta, before: frozenset[Fact], after: frozenset[Fact], known: Mapping[str, Entity]
+        self, delta: Delta, before: _Index, after: _Index, known: Mapping[str, Entity]
     ) -> list[Issue]:
         issues = []
         touched = {name: known[name] for name in delta.mentioned() if name in known}
+        changed = {f.predicate for f in delta.add | delta.remove}
         for invariant in self.domain.rules.invariants:
             if invariant.kind is InvariantKind.AT_LEAST_ONE:
                 issues += self._at_least_one(invariant, delta, before, after, touched)
-            else:
+            elif changed & invariant.predicates():
                 issues += self._requires(invariant, before, after)
         return issues
 
     def _at_least_one(
-        self,
-        invariant: Invariant,
-        delta: Delta,
-        before: frozenset[Fact],
-        after: frozenset[Fact],
-        touched: Mapping[str, Entity],
+        self, invariant: Invariant, delta: Delta, before: _Index, after: _Index, touched: Mapping[str, Entity]
     ) -> list[Issue]:
         issues = []
         new_names = {e.name for e in delta.new_entities}
-        after_by_arg, before_by_arg = _by_arg(after), _by_arg(before)
         for name, entity in sorted(touched.items()):
             if not self.domain.is_subtype(entity.type, invariant.type):
                 continue
-            if _holders(invariant, after_by_arg, name):
+            if _holders(invariant, after, name):
                 continue
-            if name not in new_names and not _holders(invariant, before_by_arg, name):
+            if name not in new_names and not _holders(invariant, before, name):
                 continue  # it was already missing; this delta did not cause it
             culprit = next((f for f in sorted(delta.remove, key=str) if name in f.args), None)
             message = (
@@ -246,7 +240,7 @@ class Verifier:
             issues.append(Issue(IssueCode.INVARIANT, culprit, message))
         return issues
 
-    def _requires(self, invariant: Invariant, before: frozenset[Fact], after: frozenset[Fact]) -> list[Issue]:
+    def _requires(self, invariant: Invariant, before: _Index, after: _Index) -> list[Issue]:
         issues = []
         old = _unsatisfied(invariant, before)
         for fact, binding in sorted(_unsatisfied(invariant, after).items(), key=lambda e: str(e[0])):
@@ -278,15 +272,38 @@ def _choices(name: str, options: Iterable[str], limit: int = 12) -> str:
     return ", ".join(shown) + (f" (and {more} more)" if more > 0 else "")
 
 
-def _buckets(group: RuleGroup, facts: Iterable[Fact]) -> defaultdict[tuple[str, ...], set[tuple[int, Fact]]]:
-    buckets: defaultdict[tuple[str, ...], set[tuple[int, Fact]]] = defaultdict(set)
-    predicates = {p.predicate for p in group.patterns}
-    for fact in facts:
-        if fact.predicate in predicates:
-            hit = group.key_of(fact)
-            if hit is not None:
-                buckets[hit[1]].add((hit[0], fact))
-    return buckets
+class _Index:
+    """Facts of a (partial) state, indexed by argument and by predicate on first use."""
+
+    def __init__(self, facts: frozenset[Fact]) -> None:
+        self.facts = facts
+        self._by_arg: dict[str, list[Fact]] | None = None
+        self._by_predicate: dict[str, list[Fact]] | None = None
+
+    def about(self, name: str) -> list[Fact]:
+        if self._by_arg is None:
+            self._by_arg = defaultdict(list)
+            for fact in self.facts:
+                for arg in set(fact.args):
+                    self._by_arg[arg].append(fact)
+        return self._by_arg.get(name, [])
+
+    def of(self, predicate: str) -> list[Fact]:
+        if self._by_predicate is None:
+            self._by_predicate = defaultdict(list)
+            for fact in self.facts:
+                self._by_predicate[fact.predicate].append(fact)
+        return self._by_predicate.get(predicate, [])
+
+
+def _bucket(group: RuleGroup, key: tuple[str, ...], index: _Index) -> set[tuple[int, Fact]]:
+    """The facts of ``group`` with this key: all of them mention the key's first entity."""
+    bucket = set()
+    for fact in index.about(key[0]):
+        hit = group.key_of(fact)
+        if hit is not None and hit[1] == key:
+            bucket.add((hit[0], fact))
+    return bucket
 
 
 def _violates(group: RuleGroup, bucket: set[tuple[int, Fact]]) -> bool:
@@ -295,16 +312,8 @@ def _violates(group: RuleGroup, bucket: set[tuple[int, Fact]]) -> bool:
     return len({index for index, _ in bucket}) > 1
 
 
-def _by_arg(facts: Iterable[Fact]) -> defaultdict[str, list[Fact]]:
-    index: defaultdict[str, list[Fact]] = defaultdict(list)
-    for fact in facts:
-        for arg in set(fact.args):
-            index[arg].append(fact)
-    return index
-
-
-def _holders(invariant: Invariant, by_arg: Mapping[str, list[Fact]], name: str) -> bool:
-    for fact in by_arg.get(name, ()):
+def _holders(invariant: Invariant, index: _Index, name: str) -> bool:
+    for fact in index.about(name):
         for pattern in invariant.patterns:
             binding = pattern.match(fact)
             if binding is not None and binding.get(invariant.var) == name:
@@ -312,21 +321,14 @@ def _holders(invariant: Invariant, by_arg: Mapping[str, list[Fact]], name: str) 
     return False
 
 
-def _unsatisfied(invariant: Invariant, facts: frozenset[Fact]) -> dict[Fact, dict[str, str]]:
+def _unsatisfied(invariant: Invariant, index: _Index) -> dict[Fact, dict[str, str]]:
     assert invariant.condition is not None
-    by_predicate: defaultdict[str, list[Fact]] = defaultdict(list)
-    for fact in facts:
-        by_predicate[fact.predicate].append(fact)
     found = {}
-    for fact in by_predicate.get(invariant.condition.predicate, ()):
+    for fact in index.of(invariant.condition.predicate):
         binding = invariant.condition.match(fact)
         if binding is None:
             continue
-        if not any(
-            _consistent(p.match(other), binding)
-            for p in invariant.patterns
-            for other in by_predicate.get(p.predicate, ())
-        ):
+        if not any(_consistent(p.match(other), binding) for p in invariant.patterns for other in index.of(p.predicate)):
             found[fact] = binding
     return found
 

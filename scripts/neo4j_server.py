@@ -58,6 +58,7 @@ class ServerHandle:
     port: int
     home: Path
     log: Path
+    process: subprocess.Popen[bytes]
 
 
 def build() -> Path:
@@ -104,7 +105,7 @@ def start(
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     (home / "server.pid").write_text(str(process.pid))
     _wait_ready(process, log, timeout)
-    return ServerHandle(pid=process.pid, port=port, home=home, log=log)
+    return ServerHandle(pid=process.pid, port=port, home=home, log=log, process=process)
 
 
 def _wait_ready(process: subprocess.Popen[bytes], log: Path, timeout: float) -> None:

@@ -79,16 +79,21 @@ def store(request: pytest.FixtureRequest, tmp_path: Path, domains: DomainRegistr
         sqlite.close()
         return
     neo4j: Neo4jStore = request.getfixturevalue("neo4j_store")
-    before = {m.name for m in neo4j.list_memories()}
     yield neo4j
+    # only names this session made: a benchmark may share the server
     for memory in neo4j.list_memories():
-        if memory.name not in before:
+        if memory.name in _MADE_HERE:
             neo4j.delete_memory(memory.name)
+
+
+_MADE_HERE: set[str] = set()
 
 
 def unique_name(prefix: str = "m") -> str:
     """Memory names unique per test, since the Neo4j database is shared."""
-    return f"{prefix}_{uuid.uuid4().hex[:10]}"
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    _MADE_HERE.add(name)
+    return name
 
 
 SURVEY_ENTITIES = (
