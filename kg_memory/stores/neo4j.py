@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -38,9 +37,17 @@ from kg_memory.errors import (
     UnknownUpdate,
     VersionConflict,
 )
-from kg_memory.model import Entity, Fact, Memory, Update, is_pddl_name, pddl_name
+from kg_memory.model import Entity, Fact, Memory, Update, pddl_name
 from kg_memory.store import fact_order
-from kg_memory.stores._common import UPDATE_COLUMNS, check_commit, check_record, stamp, update_from_row, update_row
+from kg_memory.stores._common import check_commit, check_record, stamp, update_from_row
+from kg_memory.stores._neo4j_tx import (
+    change_facts,
+    check_delta_names,
+    create_entities,
+    facts_of_predicate,
+    lock_memory,
+    log_update,
+)
 
 T = TypeVar("T")
 # Node properties that are not unary facts; a domain may not use these as predicate names.
@@ -73,17 +80,6 @@ RETURN collect([predicate] + args) AS rows
 _NULLARY = "MATCH (f:Fact {memory: $memory}) WHERE size(f.args) = 0 RETURN collect([f.predicate]) AS rows"
 # Reads return one aggregated record: the driver spends ~20 us per record, which for the
 # thousands of rows a verification reads costs more than the query itself.
-
-
-def _q(identifier: str) -> str:
-    """Backtick-quote a validated label or relationship type."""
-    if not is_pddl_name(identifier):
-        raise InvalidValue("Cypher identifier", identifier, "only PDDL names are interpolated")
-    return f"`{identifier}`"
-
-
-def _key(fact: Fact) -> str:
-    return " ".join((fact.predicate, *fact.args))
 
 
 class Neo4jStore:
@@ -177,7 +173,7 @@ class Neo4jStore:
                 domain=domain,
                 created=created.isoformat(),
             ).consume()
-            _create_entities(tx, name, schema.constant_entities(), schema)
+            create_entities(tx, name, schema.constant_entities(), schema)
 
         self._write("create memory", work)
         return Memory(name, domain, 0, created)
@@ -250,7 +246,7 @@ class Neo4jStore:
         arities = {p: domain.predicates[p].arity for p in predicates if p in domain.predicates}
 
         def work(tx: neo4j.ManagedTransaction) -> set[Fact]:
-            return {fact for name, arity in arities.items() for fact in _facts_of_predicate(tx, memory, name, arity)}
+            return {fact for name, arity in arities.items() for fact in facts_of_predicate(tx, memory, name, arity)}
 
         return frozenset(self._read("read", work))
 
@@ -274,17 +270,17 @@ class Neo4jStore:
     def commit(self, update: Update, expected_version: int) -> Update:
         check_commit(update)
         domain = self._domain(update.memory)
-        _check_delta_names(update, domain)
+        check_delta_names(update, domain)
 
         def work(tx: neo4j.ManagedTransaction) -> Update:
-            version, seq = _lock_memory(tx, update.memory, bump_version=True)
+            version, seq = lock_memory(tx, update.memory, bump_version=True)
             if version != expected_version:
                 raise VersionConflict(update.memory, expected_version, version)
-            _create_entities(tx, update.memory, update.delta.new_entities, domain)
-            _change_facts(tx, update.memory, update.delta.remove, "remove")
-            _change_facts(tx, update.memory, update.delta.add, "add")
+            create_entities(tx, update.memory, update.delta.new_entities, domain)
+            change_facts(tx, update.memory, update.delta.remove, "remove")
+            change_facts(tx, update.memory, update.delta.add, "add")
             stored = stamp(update, seq=seq, version=version + 1)
-            _log(tx, stored)
+            log_update(tx, stored)
             return stored
 
         return self._write("commit", work)
@@ -293,9 +289,9 @@ class Neo4jStore:
         check_record(update)
 
         def work(tx: neo4j.ManagedTransaction) -> Update:
-            version, seq = _lock_memory(tx, update.memory, bump_version=False)
+            version, seq = lock_memory(tx, update.memory, bump_version=False)
             stored = stamp(update, seq=seq, version=version)
-            _log(tx, stored)
+            log_update(tx, stored)
             return stored
 
         return self._write("record", work)
@@ -335,147 +331,3 @@ def _facts_from_rows(rows: list[list[str | None]]) -> set[Fact]:
 
 def _memory(node: Any) -> Memory:
     return Memory(node["name"], node["domain"], node["version"], datetime.fromisoformat(node["created"]))
-
-
-def _check_delta_names(update: Update, domain: Domain) -> None:
-    for fact in update.delta.remove | update.delta.add:
-        schema = domain.predicates.get(fact.predicate)
-        if schema is None or schema.arity != fact.arity:
-            raise NotApplicable(update.memory, f"{fact} does not match the domain's predicates")
-    for entity in update.delta.new_entities:
-        if entity.type not in domain.types:
-            raise NotApplicable(update.memory, f"entity {entity.name} has unknown type {entity.type}")
-
-
-def _lock_memory(tx: neo4j.ManagedTransaction, memory: str, *, bump_version: bool) -> tuple[int, int]:
-    """Take the memory's write lock (the SET) and read its version and next seq under it."""
-    record = tx.run(
-        "MATCH (m:Memory {name: $memory}) "
-        "SET m.next_seq = m.next_seq + 1, m.version = m.version + $bump "
-        "RETURN m.version - $bump AS version, m.next_seq - 1 AS seq, m:Memory AS live",
-        memory=memory,
-        bump=1 if bump_version else 0,
-    ).single()
-    # None; nulls if the node was deleted while we waited for its lock; not live if retired
-    if record is None or record["version"] is None or record["seq"] is None or not record["live"]:
-        raise UnknownMemory(memory)
-    return int(record["version"]), int(record["seq"])
-
-
-def _create_entities(tx: neo4j.ManagedTransaction, memory: str, entities: Iterable[Entity], domain: Domain) -> None:
-    by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for e in entities:
-        by_type[e.type].append({"name": e.name, "type": e.type, "label": e.label, "attrs": json.dumps(dict(e.attrs))})
-    for type_, rows in by_type.items():
-        if type_ not in domain.types:
-            raise NotApplicable(memory, f"unknown entity type {type_}")
-        existing = tx.run(
-            "UNWIND $rows AS row MATCH (e:Entity {memory: $memory, name: row.name}) RETURN e.name AS name",
-            rows=rows,
-            memory=memory,
-        ).value()
-        if existing:
-            raise NotApplicable(memory, f"entities already exist: {sorted(existing)}")
-        tx.run(
-            f"UNWIND $rows AS row CREATE (e:Entity:{_q(type_)} {{memory: $memory}}) SET e += row",
-            rows=rows,
-            memory=memory,
-        ).consume()
-
-
-def _facts_of_predicate(tx: neo4j.ManagedTransaction, memory: str, predicate: str, arity: int) -> Iterator[Fact]:
-    if arity == 2:
-        rows = tx.run(
-            f"MATCH (a:Entity {{memory: $memory}})-[:{_q(predicate)}]->(b:Entity) RETURN a.name AS a, b.name AS b",
-            memory=memory,
-        )
-        return (Fact.unchecked(predicate, (r["a"], r["b"])) for r in rows)
-    if arity == 1:
-        rows = tx.run(
-            f"MATCH (e:Entity {{memory: $memory}}) WHERE e.{_q(predicate)} = true RETURN e.name AS a", memory=memory
-        )
-        return (Fact.unchecked(predicate, (r["a"],)) for r in rows)
-    rows = tx.run("MATCH (f:Fact {memory: $memory, predicate: $p}) RETURN f.args AS args", memory=memory, p=predicate)
-    return (Fact.unchecked(predicate, tuple(r["args"])) for r in rows)
-
-
-def _by_predicate(facts: Iterable[Fact]) -> dict[tuple[str, int], list[Fact]]:
-    groups: dict[tuple[str, int], list[Fact]] = defaultdict(list)
-    for fact in sorted(facts, key=str):
-        groups[(fact.predicate, fact.arity)].append(fact)
-    return groups
-
-
-def _expect(memory: str, count: int, facts: list[Fact], problem: str) -> None:
-    if count != len(facts):
-        shown = ", ".join(str(f) for f in facts[:5])
-        raise NotApplicable(memory, f"{len(facts) - count} of [{shown}{', ...' if len(facts) > 5 else ''}] {problem}")
-
-
-# Cypher per (change, layout): layout 2 is a relationship, 1 a boolean property, 0 a Fact
-# node. PRED stands for the backtick-quoted predicate, substituted after validation.
-_CHANGE_QUERIES = {
-    ("remove", 2): "UNWIND $rows AS row MATCH (a:Entity {memory: $memory, name: row[0]})"
-    "-[r:PRED]->(b:Entity {memory: $memory, name: row[1]}) DELETE r RETURN count(r) AS n",
-    ("remove", 1): "UNWIND $rows AS row MATCH (e:Entity {memory: $memory, name: row[0]}) WHERE e.PRED = true "
-    "REMOVE e.PRED RETURN count(e) AS n",
-    ("remove", 0): "UNWIND $rows AS row MATCH (f:Fact {memory: $memory, key: row}) "
-    "WITH collect(f) AS found FOREACH (f IN found | DETACH DELETE f) RETURN size(found) AS n",
-    ("add", 2): "UNWIND $rows AS row MATCH (a:Entity {memory: $memory, name: row[0]}), "
-    "(b:Entity {memory: $memory, name: row[1]}) WHERE NOT (a)-[:PRED]->(b) "
-    "CREATE (a)-[:PRED]->(b) RETURN count(*) AS n",
-    ("add", 1): "UNWIND $rows AS row MATCH (e:Entity {memory: $memory, name: row[0]}) "
-    "WHERE e.PRED IS NULL SET e.PRED = true RETURN count(e) AS n",
-}
-_CHANGE_PROBLEMS = {
-    "remove": "do not hold, so they cannot be removed",
-    "add": "already hold or name entities that do not exist",
-}
-
-
-def _change_facts(tx: neo4j.ManagedTransaction, memory: str, facts: Iterable[Fact], change: str) -> None:
-    """Remove or add facts, one query per predicate; all must apply or the transaction fails."""
-    for (predicate, arity), group in _by_predicate(facts).items():
-        layout = arity if arity in (1, 2) else 0
-        if (change, layout) == ("add", 0):
-            _add_fact_nodes(tx, memory, group)
-            continue
-        query = _CHANGE_QUERIES[(change, layout)].replace("PRED", _q(predicate))
-        rows = [list(f.args) for f in group] if layout else [_key(f) for f in group]
-        count = tx.run(query, rows=rows, memory=memory).single(strict=True)["n"]
-        _expect(memory, int(count or 0), group, _CHANGE_PROBLEMS[change])
-
-
-def _add_fact_nodes(tx: neo4j.ManagedTransaction, memory: str, group: list[Fact]) -> None:
-    """Nullary and n-ary facts: a Fact node linked to its arguments in order."""
-    keys = [_key(f) for f in group]
-    existing = tx.run(
-        "UNWIND $keys AS k MATCH (f:Fact {memory: $memory, key: k}) RETURN f.key", keys=keys, memory=memory
-    ).value()
-    if existing:
-        raise NotApplicable(memory, f"{sorted(existing)} already hold")
-    names = sorted({a for f in group for a in f.args})
-    found = tx.run(
-        "UNWIND $names AS n MATCH (e:Entity {memory: $memory, name: n}) RETURN count(e) AS n",
-        names=names,
-        memory=memory,
-    ).single(strict=True)["n"]
-    if found != len(names):
-        raise NotApplicable(memory, f"facts {[str(f) for f in group[:5]]} name entities that do not exist")
-    tx.run(
-        "UNWIND $rows AS row "
-        "CREATE (f:Fact {memory: $memory, predicate: row.predicate, args: row.args, key: row.key}) "
-        "WITH f, row UNWIND range(0, size(row.args) - 1) AS i "
-        "MATCH (e:Entity {memory: $memory, name: row.args[i]}) CREATE (f)-[:ARG {pos: i}]->(e)",
-        rows=[{"predicate": f.predicate, "args": list(f.args), "key": _key(f)} for f in group],
-        memory=memory,
-    ).consume()
-
-
-def _log(tx: neo4j.ManagedTransaction, update: Update) -> None:
-    row = update_row(update)
-    tx.run(
-        "CREATE (u:Update {memory: $memory}) SET u += $row",
-        memory=update.memory,
-        row={c: row[c] for c in UPDATE_COLUMNS},
-    )
