@@ -1,6 +1,6 @@
 """The world-state memory: domain schema, core types, verification, stores and history."""
 
-from kg_memory.domain import ActionSchema, Domain, DomainRegistry, Parameter, PredicateSchema, load_domain
+from kg_memory.domain import Domain, DomainRegistry, PredicateSchema, load_domain
 from kg_memory.errors import (
     DomainError,
     InvalidName,
@@ -16,6 +16,7 @@ from kg_memory.errors import (
     UnknownUpdate,
     VersionConflict,
 )
+from kg_memory.formula import ActionSchema, And, Atom, Effect, Equals, Formula, Not, Or, Parameter, Quantified, Truth
 from kg_memory.language import Language
 from kg_memory.memory import WorldMemory
 from kg_memory.model import (
@@ -37,6 +38,15 @@ from kg_memory.store import GraphStore
 from kg_memory.verifier import StateView, Verifier
 
 __all__ = [
+    "And",
+    "Atom",
+    "Effect",
+    "Equals",
+    "Formula",
+    "Not",
+    "Or",
+    "Quantified",
+    "Truth",
     "ActionSchema",
     "Delta",
     "Domain",

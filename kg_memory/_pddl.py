@@ -9,6 +9,20 @@ from pathlib import Path
 from typing import Any
 
 from kg_memory.errors import DomainError
+from kg_memory.formula import (
+    TRUE,
+    ActionSchema,
+    And,
+    Atom,
+    Effect,
+    Equals,
+    Formula,
+    Not,
+    Or,
+    Parameter,
+    Quantified,
+    Truth,
+)
 
 Params = tuple[tuple[str, str], ...]
 _PARSE_LOCK = threading.Lock()
@@ -20,8 +34,7 @@ class ParsedDomain:
     types: dict[str, str | None]
     predicates: dict[str, Params]
     constants: dict[str, str]
-    actions: dict[str, Params]
-    action_changes: dict[str, frozenset[str]]
+    actions: dict[str, ActionSchema]
 
 
 def parse_pddl_domain(path: Path, text: str) -> ParsedDomain:
@@ -68,22 +81,75 @@ def _schema_of(problem: Any) -> ParsedDomain:
             raise ValueError(f"function {fluent.name} is numeric; only predicates are supported")
         predicates[fluent.name.lower()] = tuple((p.name, _type_name(p.type)) for p in fluent.signature)
     constants = {obj.name.lower(): _type_name(obj.type) for obj in problem.all_objects}
-    actions: dict[str, Params] = {}
-    changes: dict[str, frozenset[str]] = {}
-    for action in problem.actions:
-        name = action.name.lower()
-        actions[name] = tuple((p.name, _type_name(p.type)) for p in action.parameters)
-        changes[name] = frozenset(_effect_predicates(action))
-    return ParsedDomain(problem.name.lower(), types, predicates, constants, actions, changes)
+    actions = {action.name.lower(): _action(action) for action in problem.actions}
+    return ParsedDomain(problem.name.lower(), types, predicates, constants, actions)
 
 
 def _type_name(type_: Any) -> str:
     return type_.name.lower() if type_.is_user_type() else "object"
 
 
-def _effect_predicates(action: Any) -> set[str]:
-    names = set()
-    for effect in getattr(action, "effects", ()):
-        if effect.fluent.is_fluent_exp():
-            names.add(effect.fluent.fluent().name.lower())
-    return names
+def _action(action: Any) -> ActionSchema:
+    if not hasattr(action, "effects"):
+        raise ValueError(f"action {action.name} is not an instantaneous action")
+    preconditions = [_formula(p) for p in action.preconditions]
+    precondition = (
+        preconditions[0] if len(preconditions) == 1 else (And(tuple(preconditions)) if preconditions else TRUE)
+    )
+    return ActionSchema(
+        name=action.name.lower(),
+        parameters=tuple(_parameter(p) for p in action.parameters),
+        precondition=precondition,
+        effects=tuple(_effect(e) for e in action.effects),
+    )
+
+
+def _parameter(param: Any) -> Parameter:
+    return Parameter(param.name.lower(), _type_name(param.type))
+
+
+def _effect(effect: Any) -> Effect:
+    if not effect.fluent.is_fluent_exp() or not effect.value.is_bool_constant():
+        raise ValueError(f"effect {effect} is not a predicate set true or false")
+    return Effect(
+        atom=_atom(effect.fluent),
+        positive=effect.value.bool_constant_value(),
+        condition=_formula(effect.condition) if effect.is_conditional() else TRUE,
+        forall=tuple(_parameter(v) for v in effect.forall),
+    )
+
+
+def _atom(node: Any) -> Atom:
+    return Atom(node.fluent().name.lower(), tuple(_term(a) for a in node.args))
+
+
+def _term(node: Any) -> str:
+    if node.is_parameter_exp():
+        return f"?{node.parameter().name.lower()}"
+    if node.is_variable_exp():
+        return f"?{node.variable().name.lower()}"
+    if node.is_object_exp():
+        return f"{node.object().name.lower()}"
+    raise ValueError(f"unsupported term {node}")
+
+
+def _formula(node: Any) -> Formula:
+    """unified-planning's expression tree → our formula (implications become disjunctions)."""
+    if node.is_fluent_exp():
+        return _atom(node)
+    if node.is_bool_constant():
+        return Truth(node.bool_constant_value())
+    if node.is_not():
+        return Not(_formula(node.arg(0)))
+    if node.is_and():
+        return And(tuple(_formula(a) for a in node.args))
+    if node.is_or():
+        return Or(tuple(_formula(a) for a in node.args))
+    if node.is_implies():
+        return Or((Not(_formula(node.arg(0))), _formula(node.arg(1))))
+    if node.is_equals():
+        return Equals(_term(node.arg(0)), _term(node.arg(1)))
+    if node.is_forall() or node.is_exists():
+        variables = tuple(_parameter(v) for v in node.variables())
+        return Quantified(node.is_forall(), variables, _formula(node.arg(0)))
+    raise ValueError(f"unsupported expression {node}")

@@ -17,17 +17,12 @@ from types import MappingProxyType
 
 from kg_memory._pddl import ParsedDomain, parse_pddl_domain
 from kg_memory.errors import DomainError, UnknownDomain
+from kg_memory.formula import ActionSchema, Parameter
 from kg_memory.language import Language, load_language
 from kg_memory.model import Entity
 from kg_memory.rules import Rules, load_rules
 
 ROOT_TYPE = "object"
-
-
-@dataclass(frozen=True, slots=True)
-class Parameter:
-    name: str
-    type: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +38,6 @@ class PredicateSchema:
     def signature(self) -> str:
         params = " ".join(f"?{p.name} - {p.type}" for p in self.parameters)
         return f"({self.name}{' ' + params if params else ''})"
-
-
-@dataclass(frozen=True, slots=True)
-class ActionSchema:
-    name: str
-    parameters: tuple[Parameter, ...]
-    changes: frozenset[str]  # predicates its effects may change
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,14 +97,11 @@ def _load_cached(folder: Path) -> Domain:
         name: PredicateSchema(name, tuple(Parameter(*p) for p in params), name in static)
         for name, params in parsed.predicates.items()
     }
-    actions = {
-        name: ActionSchema(name, tuple(Parameter(*p) for p in params), parsed.action_changes[name])
-        for name, params in parsed.actions.items()
-    }
+    actions = parsed.actions
     language = load_language(
         folder / "language.toml",
         {n: len(p) for n, p in parsed.predicates.items()},
-        {n: len(p) for n, p in parsed.actions.items()},
+        {n: len(a.parameters) for n, a in parsed.actions.items()},
     )
     return Domain(
         name=parsed.name,
@@ -125,7 +110,7 @@ def _load_cached(folder: Path) -> Domain:
         types=MappingProxyType(dict(parsed.types)),
         predicates=MappingProxyType(predicates),
         constants=MappingProxyType(dict(parsed.constants)),
-        actions=MappingProxyType(actions),
+        actions=MappingProxyType(dict(actions)),
         rules=rules,
         language=language,
     )
@@ -133,7 +118,7 @@ def _load_cached(folder: Path) -> Domain:
 
 def _static_predicates(parsed: ParsedDomain, rules: Rules) -> frozenset[str]:
     """Predicates no action changes and the rules do not declare dynamic."""
-    changed = set().union(*parsed.action_changes.values()) if parsed.action_changes else set()
+    changed = {predicate for action in parsed.actions.values() for predicate in action.changes}
     return frozenset(set(parsed.predicates) - changed - rules.dynamic)
 
 

@@ -113,6 +113,8 @@ class Neo4jStore:
     def _errors(self, operation: str) -> Iterator[None]:
         try:
             yield
+        except neo4j_errors.AuthError as exc:
+            raise StoreUnavailable(self.backend, operation, f"authentication failed ({exc.message})") from exc
         except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
             raise StoreUnavailable(self.backend, operation, str(exc) or type(exc).__name__) from exc
         except neo4j_errors.DriverError as exc:  # incomplete commit, broken connection, ...

@@ -34,6 +34,30 @@ def test_example_domain_schema() -> None:
     assert domain.actions["switch_off_all"].changes == {"light_on"}
 
 
+def test_actions_keep_preconditions_and_effects() -> None:
+    domain = DomainRegistry().get("example_home")
+    pick = domain.actions["pick"]
+    assert [str(p) for p in pick.parameters] == ["?a - robot", "?i - item", "?f - furniture", "?r - room"]
+    assert str(pick.precondition) == "(and (robot_at ?a ?r) (in_room ?f ?r) (on ?i ?f) (hand_empty ?a))"
+    assert {str(e) for e in pick.effects} == {"(not (on ?i ?f))", "(not (hand_empty ?a))", "(held ?i ?a)"}
+    switch_on = domain.actions["switch_on"]
+    assert str(switch_on.precondition) == "(and (robot_at ?a ?r) (light_in ?l ?r) (not (light_on ?l)))"
+    (off,) = domain.actions["switch_off_all"].effects
+    assert str(off) == "(forall (?l - light) (when (light_in ?l ?r) (not (light_on ?l))))"
+
+
+def test_ipc_miconic_conditional_forall_effects() -> None:
+    parsed = parse_pddl_domain(
+        FIXTURES / "ipc" / "miconic_adl.pddl", (FIXTURES / "ipc" / "miconic_adl.pddl").read_text()
+    )
+    stop = parsed.actions["stop"]
+    assert {str(e) for e in stop.effects} == {
+        "(forall (?p - passenger) (when (and (origin ?p ?f) (not (served ?p))) (boarded ?p)))",
+        "(forall (?p - passenger) (when (and (boarded ?p) (destin ?p ?f)) (not (boarded ?p))))",
+        "(forall (?p - passenger) (when (and (boarded ?p) (destin ?p ?f)) (served ?p)))",
+    }
+
+
 def test_static_predicates_are_inferred_from_actions_and_rules() -> None:
     domain = DomainRegistry().get("example_home")
     # no action changes these; person_in is not changed by actions either, but the rules
@@ -53,7 +77,12 @@ def test_language_templates_render_facts_and_actions() -> None:
 def test_real_ipc_domains_parse(path: Path) -> None:
     parsed = parse_pddl_domain(path, path.read_text())
     assert parsed.predicates and parsed.actions
-    assert all(changes for changes in parsed.action_changes.values())
+    assert all(action.changes for action in parsed.actions.values())
+    for action in parsed.actions.values():  # every term is a declared parameter, a variable or a constant
+        names = {f"?{p.name}" for p in action.parameters}
+        for effect in action.effects:
+            scope = names | {f"?{v.name}" for v in effect.forall}
+            assert set(effect.atom.terms) <= scope | set(parsed.constants), effect
 
 
 def test_ipc_schedule_has_conditional_effects_forall_and_shared_names() -> None:
@@ -61,7 +90,7 @@ def test_ipc_schedule_has_conditional_effects_forall_and_shared_names() -> None:
         FIXTURES / "ipc" / "schedule_adl.pddl", (FIXTURES / "ipc" / "schedule_adl.pddl").read_text()
     )
     assert "temperature" in parsed.types and "temperature" in parsed.predicates
-    assert "temperature" in parsed.action_changes["do-roll"]  # changed only inside forall/when
+    assert "temperature" in parsed.actions["do-roll"].changes  # changed only inside forall/when
 
 
 def test_ipc_domain_loads_as_a_domain_with_a_language_file(tmp_path: Path) -> None:

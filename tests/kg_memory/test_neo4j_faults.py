@@ -96,13 +96,14 @@ class PrivateNeo4j:
     home: Path
     port: int
     handle: neo4j_server.ServerHandle | None = None
+    password: str = ""
 
     @property
     def uri(self) -> str:
         return f"bolt://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        self.handle = neo4j_server.start(port=self.port, home=self.home)
+        self.handle = neo4j_server.start(port=self.port, password=self.password, home=self.home)
 
     def kill(self) -> None:
         """SIGKILL the JVM and wait until it is gone."""
@@ -115,9 +116,12 @@ class PrivateNeo4j:
 
 
 @pytest.fixture
-def private_neo4j(tmp_path: Path) -> Iterator[PrivateNeo4j]:
-    """A Neo4j of the test's own on a free port; killed whatever happens (its data is scratch)."""
-    server = PrivateNeo4j(home=tmp_path / "neo4j", port=free_port())
+def private_neo4j(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[PrivateNeo4j]:
+    """A Neo4j of the test's own on a free port; killed whatever happens (its data is scratch).
+
+    Parametrize indirectly with a password to start it with authentication.
+    """
+    server = PrivateNeo4j(home=tmp_path / "neo4j", port=free_port(), password=getattr(request, "param", ""))
     try:
         server.start()
         yield server
@@ -125,6 +129,21 @@ def private_neo4j(tmp_path: Path) -> Iterator[PrivateNeo4j]:
         if server.handle is not None:
             server.kill()
         (server.home / "server.pid").unlink(missing_ok=True)
+
+
+@pytest.mark.slow
+@pytest.mark.neo4j
+@pytest.mark.parametrize("private_neo4j", ["l3mp-test-secret"], indirect=True)
+def test_neo4j_with_authentication(private_neo4j: PrivateNeo4j, domains: DomainRegistry) -> None:
+    wrong = Neo4jStore(private_neo4j.uri, ("neo4j", "not-the-password"), domains, timeout=5, retry_time=1)
+    with pytest.raises(StoreUnavailable, match="authentication"):
+        wrong.list_memories()
+    wrong.close()
+    right = Neo4jStore(private_neo4j.uri, ("neo4j", private_neo4j.password), domains, timeout=5, retry_time=1)
+    right.init_schema()
+    memory = survey(right, "guarded")
+    assert memory.version == 1 and [m.name for m in right.list_memories()] == ["guarded"]
+    right.close()
 
 
 class _SignallingNeo4jStore(Neo4jStore):
