@@ -1,5 +1,6 @@
 """The world-state memory: domain schema, core types, verification, stores and history."""
 
+from kg_memory._pddl import UP_LOCK
 from kg_memory.domain import Domain, DomainRegistry, PredicateSchema, load_domain
 from kg_memory.errors import (
     DomainError,
@@ -38,6 +39,7 @@ from kg_memory.store import GraphStore
 from kg_memory.verifier import StateView, Verifier
 
 __all__ = [
+    "UP_LOCK",
     "And",
     "Atom",
     "Effect",

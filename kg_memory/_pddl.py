@@ -25,7 +25,9 @@ from kg_memory.formula import (
 )
 
 Params = tuple[tuple[str, str], ...]
-_PARSE_LOCK = threading.Lock()
+# unified-planning keeps global, unsynchronized state (its environment's type and
+# expression managers): every use of it in this process holds this lock.
+UP_LOCK = threading.RLock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +48,8 @@ def parse_pddl_domain(path: Path, text: str) -> ParsedDomain:
     # unified-planning rejects unless error_used_name is off. A private Environment would
     # be cleaner, but its reader builds forall variables in the global one, so we switch
     # the flag on the global environment for the parse and restore it.
-    environment = get_environment()
-    with _PARSE_LOCK:
+    with UP_LOCK:  # get_environment() itself races: two threads can each create "the" global one
+        environment = get_environment()
         previous = environment.error_used_name
         environment.error_used_name = False
         try:

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kg_memory import L3mpError, WorldMemory
+from l3mp import sim_cli
 from l3mp.settings import Settings
 from l3mp.stores import open_store
 
@@ -32,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = commands.add_parser("import", help="import a memory exported as JSON")
     sub.add_argument("file", type=Path)
     sub.add_argument("--name", help="import under this name")
+    sim_cli.add_commands(commands)
     return parser
 
 
@@ -50,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     console = Console()
     try:
+        if args.command == "sim":  # the simulator needs no store
+            sim_cli.run(args, console)
+            return 0
         store = open_store(_settings(args))
         try:
             _run(args, store, console)

@@ -1,3 +1,5 @@
-"""Observations to deltas against the current state. Built in the updates issue."""
+"""Observations and, with the updates issue, observations → deltas against the memory."""
 
-__all__: list[str] = []
+from perception.observation import Observation, ObservedEntity
+
+__all__ = ["Observation", "ObservedEntity"]

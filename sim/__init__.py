@@ -1,4 +1,34 @@
-"""Environments: the text household simulator and the AI2-THOR adapter. Built in the
-simulator issue."""
+"""Environments. The text household simulator (L3M+P Sec. V.A): a generated home as
+ground truth, human events reported in English, tasks with reference plans, robot
+actions executed and judged, and deterministic episodes. The AI2-THOR adapter comes later."""
 
-__all__: list[str] = []
+from sim.episode import Episode, EpisodeConfig, generate_episode, read_episode, summarize, write_episode
+from sim.errors import EpisodeFormatError, SimulationError
+from sim.events import Event, EventGenerator
+from sim.household import Home, HomeSpec, generate_home
+from sim.observe import observe
+from sim.simulator import Judgement, PlannedTask, Simulator
+from sim.tasks import TASK_KINDS, Task, TaskGenerator
+
+__all__ = [
+    "TASK_KINDS",
+    "Episode",
+    "EpisodeConfig",
+    "EpisodeFormatError",
+    "Event",
+    "EventGenerator",
+    "Home",
+    "HomeSpec",
+    "Judgement",
+    "PlannedTask",
+    "SimulationError",
+    "Simulator",
+    "Task",
+    "TaskGenerator",
+    "generate_episode",
+    "generate_home",
+    "observe",
+    "read_episode",
+    "summarize",
+    "write_episode",
+]

@@ -10,7 +10,7 @@ import os
 import socket
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -132,3 +132,18 @@ def home(store: GraphStore) -> WorldMemory:
     update = memory.add_entities(SURVEY_ENTITIES, facts=SURVEY_FACTS, input="survey")
     assert update.status.value == "applied", update.issues
     return memory
+
+
+class SetView:
+    """A plain in-memory state for the verifier (stores are tested in the contract suite)."""
+
+    def __init__(self, entities: Iterable[Entity], facts: Iterable[Fact]) -> None:
+        self._entities = {e.name: e for e in entities}
+        self._facts = frozenset(facts)
+
+    def entities(self, names: Iterable[str]) -> Mapping[str, Entity]:
+        return {n: self._entities[n] for n in names if n in self._entities}
+
+    def facts_about(self, names: Iterable[str]) -> frozenset[Fact]:
+        wanted = set(names)
+        return frozenset(f for f in self._facts if not f.args or wanted & set(f.args))

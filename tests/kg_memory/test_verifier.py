@@ -2,30 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 import pytest
-from conftest import SURVEY_ENTITIES, SURVEY_FACTS
+from conftest import SURVEY_ENTITIES, SURVEY_FACTS, SetView
 
 from kg_memory import Delta, DomainRegistry, Entity, Fact, Issue, IssueCode, UpdateSource, Verifier
 
 F = Fact.parse
 NL, SENSOR, REVERT = UpdateSource.NL, UpdateSource.SENSOR, UpdateSource.REVERT
-
-
-class SetView:
-    """A plain in-memory state for the verifier (stores are tested in the contract suite)."""
-
-    def __init__(self, entities: Iterable[Entity], facts: Iterable[Fact]) -> None:
-        self._entities = {e.name: e for e in entities}
-        self._facts = frozenset(facts)
-
-    def entities(self, names: Iterable[str]) -> Mapping[str, Entity]:
-        return {n: self._entities[n] for n in names if n in self._entities}
-
-    def facts_about(self, names: Iterable[str]) -> frozenset[Fact]:
-        wanted = set(names)
-        return frozenset(f for f in self._facts if not f.args or wanted & set(f.args))
 
 
 @pytest.fixture(scope="module")

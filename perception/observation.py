@@ -1,0 +1,109 @@
+"""What the robot perceives in one room, as a JSON-serializable snapshot.
+
+An observation is perception's input to the memory: the entities the robot sees, each with the unary
+facts that hold of it (``properties``) and the binary facts it is the first argument of
+(``relations``). It asserts facts only about what is in view; everything else in the memory is left
+as it was, which is why it is a separate model rather than a delta.
+
+Models are frozen pydantic models: lists are accepted and stored as tuples, names are normalised to
+PDDL names on construction, and ``to_json``/``from_json`` round-trip exactly. This module depends on
+``kg_memory`` only, so an adapter for a real robot (or AI2-THOR) can produce observations without the
+simulator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from kg_memory.errors import InvalidName
+from kg_memory.model import Entity, Fact, pddl_name
+
+
+def _name(value: str, kind: str = "entity") -> str:
+    """A PDDL name; a bad one is a ``ValueError`` so pydantic reports it as a validation error."""
+    try:
+        return pddl_name(value, kind)
+    except InvalidName as exc:
+        raise ValueError(str(exc)) from exc
+
+
+class ObservedEntity(BaseModel):
+    """One entity in view: ``properties`` like ``"open"``, ``relations`` like ``("on", "table_1")``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    type: str
+    label: str = ""
+    properties: tuple[str, ...] = ()
+    relations: tuple[tuple[str, str], ...] = ()
+
+    @field_validator("name", "type")
+    @classmethod
+    def _pddl(cls, value: str) -> str:
+        return _name(value)
+
+    @field_validator("properties")
+    @classmethod
+    def _properties(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(_name(p, "predicate") for p in value)
+
+    @field_validator("relations")
+    @classmethod
+    def _relations(cls, value: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+        return tuple((_name(p, "predicate"), _name(other)) for p, other in value)
+
+    def facts(self) -> frozenset[Fact]:
+        unary = (Fact(p, (self.name,)) for p in self.properties)
+        binary = (Fact(p, (self.name, other)) for p, other in self.relations)
+        return frozenset((*unary, *binary))
+
+    def entity(self) -> Entity:
+        return Entity(self.name, self.type, self.label)
+
+
+class Observation(BaseModel):
+    """Everything the robot ``robot`` sees in ``room`` at ``time_step``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    room: str
+    robot: str = "robot_1"
+    entities: tuple[ObservedEntity, ...] = ()
+    time_step: int = Field(default=0, ge=0)
+
+    @field_validator("room", "robot")
+    @classmethod
+    def _pddl(cls, value: str) -> str:
+        return _name(value)
+
+    def facts(self) -> frozenset[Fact]:
+        """Every fact the observation asserts."""
+        return frozenset(f for e in self.entities for f in e.facts())
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(e.name for e in self.entities)
+
+    def get(self, name: str) -> ObservedEntity | None:
+        return next((e for e in self.entities if e.name == name), None)
+
+    def to_entities(self) -> tuple[Entity, ...]:
+        """The observed entities as memory entities (name, type, label), e.g. to create unknown ones."""
+        return tuple(e.entity() for e in self.entities)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def to_json(self) -> str:
+        """Compact JSON text (what an update records as its input)."""
+        return self.model_dump_json()
+
+    @classmethod
+    def from_json(cls, data: str | bytes | Mapping[str, Any]) -> Observation:
+        """From JSON text or from the dict :meth:`to_dict` gives."""
+        if isinstance(data, str | bytes):
+            return cls.model_validate_json(data)
+        return cls.model_validate(dict(data))

@@ -1,0 +1,97 @@
+"""PDDL problems written as text from facts and a goal.
+
+Text, not unified-planning objects: ``Problem.add_object`` is linear per object, so
+building a problem of thousands of objects that way takes seconds before any planning.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from kg_memory import Domain, Entity, Fact
+from kg_memory.formula import And, Atom, Equals, Formula, Not, Or, Quantified
+from planning.world import World
+
+
+def problem_pddl(
+    domain: Domain, entities: Iterable[Entity], facts: Iterable[Fact], goal: Formula, name: str = "task"
+) -> str:
+    """A ``define (problem ...)`` for ``domain``: the entities as objects (the domain's
+    constants are left out, PDDL declares them in the domain), the facts as ``:init``."""
+    by_type: dict[str, list[str]] = defaultdict(list)
+    for entity in entities:
+        if entity.name not in domain.constants:
+            by_type[entity.type].append(entity.name)
+    objects = "\n    ".join(f"{' '.join(sorted(names))} - {type_}" for type_, names in sorted(by_type.items()))
+    init = "\n    ".join(sorted(str(f) for f in facts))
+    return (
+        f"(define (problem {name}) (:domain {domain.name})\n"
+        f"  (:objects\n    {objects})\n"
+        f"  (:init\n    {init})\n"
+        f"  (:goal {goal}))\n"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """The part of a state a planning problem is built from."""
+
+    entities: tuple[Entity, ...]
+    facts: frozenset[Fact]
+    tier: str  # "pruned" or "full"
+
+
+def goal_objects(goal: Formula) -> set[str]:
+    """Constants the goal names."""
+    match goal:
+        case Atom(terms=terms):
+            return {t for t in terms if not t.startswith("?")}
+        case Equals(left=left, right=right):
+            return {t for t in (left, right) if not t.startswith("?")}
+        case Not(arg=arg) | Quantified(body=arg):
+            return goal_objects(arg)
+        case And(args=args) | Or(args=args):
+            return set().union(*(goal_objects(a) for a in args)) if args else set()
+    return set()
+
+
+def goal_types(goal: Formula) -> set[str]:
+    """Types the goal quantifies over: all their objects matter."""
+    match goal:
+        case Quantified(variables=variables, body=body):
+            return {v.type for v in variables} | goal_types(body)
+        case Not(arg=arg):
+            return goal_types(arg)
+        case And(args=args) | Or(args=args):
+            return set().union(*(goal_types(a) for a in args)) if args else set()
+    return set()
+
+
+def pruned_context(world: World, goal: Formula, anchors: Iterable[str] = ()) -> Context:
+    """Objects a plan for ``goal`` plausibly needs, and the facts among them.
+
+    Kept: the static skeleton (every object a static fact mentions: the map of rooms,
+    furniture and fixtures), the goal's objects and those of the types it quantifies over,
+    the ``anchors`` (e.g. the robot), and everything one fact away from those. What is left
+    out is the mass of movable things the task does not touch. The result is a guess:
+    plans from it must be validated against the full state.
+    """
+    domain, facts = world.domain, world.facts
+    static = domain.static_predicates
+    keep = {a for f in facts if f.predicate in static for a in f.args}
+    focus = goal_objects(goal) | set(anchors)
+    focus |= {name for type_ in goal_types(goal) for name in world.objects_of(type_)}
+    keep |= focus
+    keep |= {a for name in focus for f in world.facts_about(name) for a in f.args}
+    keep -= set(domain.constants)
+    entities = tuple(e for name in sorted(keep) if (e := world.entity(name)) is not None)
+    known = keep | set(domain.constants)
+    return Context(entities, frozenset(f for f in facts if all(a in known for a in f.args)), "pruned")
+
+
+def full_context(world: World) -> Context:
+    constants = world.domain.constants
+    entities = tuple(e for name, e in sorted(world.entities.items()) if name not in constants)
+    return Context(entities, world.facts, "full")
