@@ -72,7 +72,7 @@ class _Picker:
 Phrases = tuple[str, ...]
 _PUT: Phrases = (
     "Please put {item} {prep} {target}.",
-    "Could you move {item} {prep} {target}?",
+    "Could you move {item} to {target}?",
     "{item_cap} belongs {prep} {target}; put it back, please.",
 )
 _WASH: Phrases = ("Could you wash {dish}?", "{dish_cap} is dirty, please clean it.", "Please wash {dish} for me.")
