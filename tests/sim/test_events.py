@@ -115,6 +115,18 @@ def test_each_event_passes_the_verifier_as_language(home: Home, trace: list[Step
         assert issues == (), (step.event.text, [i.message for i in issues])
 
 
+@pytest.mark.slow
+def test_the_whole_true_state_satisfies_every_rule_after_every_step(home: Home, trace: list[Step]) -> None:
+    """Not just each delta in isolation: the entire state, rebuilt from nothing, after each step."""
+    verifier = Verifier(DomainRegistry().get("household"))
+    empty = IndexedView({}, frozenset())
+    for step in trace:
+        after = (step.before - step.event.delta.remove) | step.event.delta.add
+        whole = Delta(add=after, new_entities=home.entities)
+        issues = verifier.verify(whole, empty, UpdateSource.SENSOR)
+        assert issues == (), (step.event.text, [i.message for i in issues])
+
+
 def test_events_change_no_static_fact_and_never_the_robot(trace: list[Step]) -> None:
     for step in trace:
         delta = step.event.delta
