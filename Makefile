@@ -24,9 +24,9 @@ demo: install
 test: install
 	$(PY) scripts/neo4j_server.py run -- $(PY) -m pytest
 
-## benchmarks on both stores: a printed table and JSON in benchmarks/results/
+## all benchmarks (stores on SQLite and Neo4j, action evaluator, simulator): tables, JSON in benchmarks/results/
 bench: install
-	$(PY) scripts/neo4j_server.py run -- $(PY) -m benchmarks.stores
+	$(PY) scripts/neo4j_server.py run -- $(PY) -m benchmarks
 
 lint: install
 	$(VENV)/bin/ruff check .

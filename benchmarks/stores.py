@@ -15,23 +15,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import cProfile
-import gc
-import io
-import json
 import os
-import platform
-import pstats
 import random
 import sqlite3
 import statistics
-import sys
 import tempfile
-import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +31,20 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from benchmarks._common import (
+    GcClock,
+    add_common_arguments,
+    description,
+    gc_frozen,
+    header,
+    judged,
+    machine_info,
+    ms,
+    profile,
+    timed,
+    verdict,
+    write_results,
+)
 from benchmarks.household import Household, Mover, build_household, load_batches
 from kg_memory import Delta, DomainRegistry, Entity, Fact, GraphStore, Update, UpdateSource, UpdateStatus, WorldMemory
 from kg_memory.stores import Neo4jStore, SQLiteStore
@@ -52,37 +57,7 @@ TARGETS: dict[str, tuple[int, float]] = {"sqlite": (20_000, 5.0), "neo4j": (5_00
 # -- measurement ----------------------------------------------------------------------------
 
 
-class GcClock:
-    """Time spent in garbage collection since :meth:`reset` (registered as a gc callback)."""
-
-    seconds, passes, start = 0.0, 0, 0.0
-
-    def __call__(self, phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            self.start = time.perf_counter()
-        else:
-            self.seconds, self.passes = self.seconds + time.perf_counter() - self.start, self.passes + 1
-
-    def reset(self) -> dict[str, float]:
-        figures = {"gc_ms": round(1000 * self.seconds, 1), "gc_passes": self.passes}
-        self.seconds, self.passes = 0.0, 0
-        return figures
-
-
 GC = GcClock()
-
-
-def _ms(seconds: Sequence[float], q: int) -> float:
-    """The q-th percentile in milliseconds (linear interpolation)."""
-    if len(seconds) < 2:
-        return round(1000 * seconds[0], 3) if seconds else float("nan")
-    return round(1000 * statistics.quantiles(seconds, n=100, method="inclusive")[q - 1], 3)
-
-
-def _timed(work: Callable[[], Any]) -> tuple[float, Any]:
-    start = time.perf_counter()
-    result = work()
-    return time.perf_counter() - start, result
 
 
 def _expect_applied(update: Update) -> None:
@@ -93,7 +68,7 @@ def _expect_applied(update: Update) -> None:
 def measure_load(memory: WorldMemory, batches: list[tuple[list[Entity], list[Fact]]]) -> dict[str, Any]:
     times = []
     for entities, facts in batches:
-        elapsed, update = _timed(lambda e=entities, f=facts: memory.add_entities(e, facts=f))  # type: ignore[misc]
+        elapsed, update = timed(lambda e=entities, f=facts: memory.add_entities(e, facts=f))  # type: ignore[misc]
         _expect_applied(update)
         times.append(elapsed)
     n_facts = sum(len(f) for _, f in batches)
@@ -109,14 +84,14 @@ def measure_load(memory: WorldMemory, batches: list[tuple[list[Entity], list[Fac
 
 def _apply(memory: WorldMemory, delta: Delta) -> float:
     """Seconds of a verified update: ``WorldMemory.apply`` (version read, verification, commit)."""
-    elapsed, update = _timed(lambda: memory.apply(delta, source=UpdateSource.EXECUTION))
+    elapsed, update = timed(lambda: memory.apply(delta, source=UpdateSource.EXECUTION))
     _expect_applied(update)
     return elapsed
 
 
 def _verify(memory: WorldMemory, delta: Delta) -> float:
     """Seconds of the verification alone; nothing is written."""
-    elapsed, issues = _timed(lambda: memory.verify(delta, UpdateSource.EXECUTION))
+    elapsed, issues = timed(lambda: memory.verify(delta, UpdateSource.EXECUTION))
     if issues:
         raise RuntimeError(f"verification found issues: {[i.message for i in issues[:3]]}")
     return float(elapsed)
@@ -126,7 +101,7 @@ def _commit(memory: WorldMemory, delta: Delta) -> float:
     """Seconds of ``store.commit`` of an update nobody verified: the store's share of an apply."""
     version = memory.version
     update = Update(memory.name, UpdateSource.EXECUTION, delta, UpdateStatus.APPLIED, version=version)
-    return _timed(lambda: memory.store.commit(update, expected_version=version))[0]
+    return timed(lambda: memory.store.commit(update, expected_version=version))[0]
 
 
 def measure_updates(
@@ -149,8 +124,8 @@ def measure_updates(
         "changes_per_update": changes,
         "changes_per_s": round(changes * updates / sum(times)),
         "seconds": round(sum(times), 3),
-        "p50_ms": _ms(times, 50),
-        "p95_ms": _ms(times, 95),
+        "p50_ms": ms(times, 50),
+        "p95_ms": ms(times, 95),
         **GC.reset(),
     }
 
@@ -163,7 +138,7 @@ def measure_hood(
         if n == warmup:
             GC.reset()
         seeds = rng.sample(names, 3)
-        elapsed, hood = _timed(lambda s=seeds: memory.neighbourhood(s, hops=2, max_facts=200))  # type: ignore[misc]
+        elapsed, hood = timed(lambda s=seeds: memory.neighbourhood(s, hops=2, max_facts=200))  # type: ignore[misc]
         if n >= warmup:
             times.append(elapsed)
             sizes.append(len(hood.facts))
@@ -174,23 +149,14 @@ def measure_hood(
         "seeds": 3,
         "hops": 2,
         "max_facts": 200,
-        "p50_ms": _ms(times, 50),
-        "p95_ms": _ms(times, 95),
-        "p99_ms": _ms(times, 99),
+        "p50_ms": ms(times, 50),
+        "p95_ms": ms(times, 95),
+        "p99_ms": ms(times, 99),
         "mean_ms": round(1000 * statistics.fmean(times), 3),
         "mean_facts": round(statistics.fmean(sizes), 1),
         "truncated_share": round(truncated / queries, 3),
         **GC.reset(),
     }
-
-
-def profile(work: Callable[[], Any], top: int = 25) -> list[str]:
-    """cProfile's top entries by cumulative time, as text lines."""
-    profiler = cProfile.Profile()
-    profiler.runcall(work)
-    out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(top)
-    return [line.rstrip() for line in out.getvalue().splitlines() if line.strip()]
 
 
 # -- stores ---------------------------------------------------------------------------------
@@ -284,22 +250,16 @@ def judge(kind: str, result: dict[str, Any]) -> dict[str, Any]:
     rate_target, p95_target = TARGETS[kind]
     rate, p95 = result["apply_verified"]["changes_per_s"], result["neighbourhood"]["p95_ms"]
     return {
-        "apply_changes_per_s": {"target": f">= {rate_target:,}", "measured": rate, "pass": rate >= rate_target},
-        "neighbourhood_p95_ms": {"target": f"<= {p95_target}", "measured": p95, "pass": p95 <= p95_target},
+        "apply_changes_per_s": judged(f">= {rate_target:,}", rate, rate >= rate_target),
+        "neighbourhood_p95_ms": judged(f"<= {p95_target}", p95, p95 <= p95_target),
     }
 
 
 # -- report ---------------------------------------------------------------------------------
 
 
-def machine_info(kinds: list[str]) -> dict[str, Any]:
-    info = {
-        "cpu_count": os.cpu_count(),
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "sqlite": sqlite3.sqlite_version,
-        "neo4j_driver": neo4j.__version__,
-    }
+def store_machine_info(kinds: list[str]) -> dict[str, Any]:
+    info = machine_info(sqlite=sqlite3.sqlite_version, neo4j_driver=neo4j.__version__)
     if "neo4j" in kinds:
         try:
             with neo4j.GraphDatabase.driver(neo4j_uri(), auth=_neo4j_auth()) as driver:
@@ -340,7 +300,7 @@ def print_report(console: Console, results: dict[str, Any]) -> None:
     for label, cell in ROWS:
         table.add_row(label, *(cell(r) for r in stores.values()))
     for key, label in (("apply_changes_per_s", "target: apply"), ("neighbourhood_p95_ms", "target: 2-hop p95 ms")):
-        table.add_row(label, *(_verdict(r["targets"][key]) for r in stores.values()))
+        table.add_row(label, *(verdict(r["targets"][key]) for r in stores.values()))
     console.print(table)
     for kind, r in stores.items():
         for phase, lines in r.get("profile", {}).items():
@@ -348,12 +308,8 @@ def print_report(console: Console, results: dict[str, Any]) -> None:
             console.print("\n".join(lines), highlight=False, markup=False, soft_wrap=True)
 
 
-def _verdict(target: dict[str, Any]) -> str:
-    return f"{'[green]PASS' if target['pass'] else '[red]MISS'}[/] {target['target']}"
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.stores", description=(__doc__ or "").split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.stores", description=description(__doc__))
     parser.add_argument("--stores", default="sqlite,neo4j", help="comma-separated: sqlite, neo4j")
     parser.add_argument("--entities", type=int, default=10_000)
     parser.add_argument("--facts", type=int, default=50_000)
@@ -363,9 +319,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=30, help="untimed neighbourhood queries first")
     parser.add_argument("--load-batch", type=int, default=5_000, help="facts per perception update when loading")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--no-gc-freeze", action="store_true", help="leave the harness's objects to the collector")
     parser.add_argument("--profile", action="store_true", help="also cProfile 5 applies and 100 queries per store")
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/stores.json"))
+    add_common_arguments(
+        parser, "benchmarks/results/stores.json", gc_help="leave the harness's objects to the collector"
+    )
     args = parser.parse_args(argv)
     if args.entities < 100 or args.changes < 2 or args.changes % 2 or min(args.updates, args.queries) < 1:
         parser.error("use --entities >= 100, an even --changes >= 2, and at least one update and query")
@@ -375,20 +332,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     console, kinds = Console(), [k.strip() for k in args.stores.split(",") if k.strip()]
-    elapsed, household = _timed(lambda: build_household(args.entities, args.facts, args.seed))
+    elapsed, household = timed(lambda: build_household(args.entities, args.facts, args.seed))
     if len(household.on) < args.changes // 2:
         raise SystemExit(f"only {len(household.on)} items to move: use fewer --changes or more --entities")
     console.print(f"household: {len(household.entities):,} entities, {len(household.facts):,} facts ({elapsed:.1f} s)")
     DomainRegistry().get(DOMAIN)  # cached: the parser's imports (unified-planning, scipy, ...) load now
-    if not args.no_gc_freeze:
-        gc.collect()
-        gc.freeze()
     results: dict[str, Any] = {
-        "benchmark": "stores",
-        "time": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": machine_info(kinds),
-        "gc_frozen": not args.no_gc_freeze,
-        "parameters": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+        **header("stores", args, store_machine_info(kinds)),
         "household": {
             "domain": DOMAIN,
             "entities": len(household.entities),
@@ -397,16 +347,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
         "stores": {},
     }
-    gc.callbacks.append(GC)
-    try:
-        with Progress(console=console, transient=True) as progress:
-            for kind in kinds:
-                results["stores"][kind] = run_store(kind, household, args, progress)
-    finally:
-        gc.callbacks.remove(GC)
-        gc.unfreeze()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    with gc_frozen(not args.no_gc_freeze), GC.running(), Progress(console=console, transient=True) as progress:
+        for kind in kinds:
+            results["stores"][kind] = run_store(kind, household, args, progress)
+    write_results(args.out, results)
     print_report(console, results)
     console.print(f"results written to {args.out}")
     return 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +25,16 @@ FORMAT = "l3mp.episode/1"
 
 @dataclass(frozen=True, slots=True)
 class EpisodeConfig:
+    """``spec`` defaults to a paper-scale home generated from the episode's own seed."""
+
     seed: int = 0
     steps: int = 100
     task_every: int = 5
-    spec: HomeSpec = field(default_factory=HomeSpec)
+    spec: HomeSpec | None = None
+
+    @property
+    def home_spec(self) -> HomeSpec:
+        return self.spec if self.spec is not None else HomeSpec(seed=self.seed)
 
 
 def _home_record(config: EpisodeConfig, sim: Simulator) -> dict[str, Any]:
@@ -39,7 +45,7 @@ def _home_record(config: EpisodeConfig, sim: Simulator) -> dict[str, Any]:
         "seed": config.seed,
         "steps": config.steps,
         "task_every": config.task_every,
-        "spec": asdict(config.spec),
+        "spec": asdict(config.home_spec),
         "entities": [e.to_json() for e in sim.home.entities],
         "facts": sorted(str(f) for f in sim.home.facts),
     }
@@ -75,7 +81,7 @@ def generate_episode(
     config: EpisodeConfig, on_step: Callable[[dict[str, Any]], None] | None = None
 ) -> Iterator[dict[str, Any]]:
     """The episode's records in order; ``on_step`` sees each step record (for progress)."""
-    sim = Simulator(generate_home(config.spec), seed=config.seed)
+    sim = Simulator(generate_home(config.home_spec), seed=config.seed)
     yield _home_record(config, sim)
     for step in range(1, config.steps + 1):
         if config.task_every and step % config.task_every == 0:
