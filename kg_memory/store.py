@@ -9,10 +9,13 @@ version, export/import) live in :mod:`kg_memory.operations`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from kg_memory.domain import DomainRegistry
+from kg_memory.errors import InvalidValue
 from kg_memory.model import Entity, Fact, Memory, Update
 
 
@@ -23,6 +26,54 @@ def fact_order(fact: Fact) -> tuple[str, tuple[str, ...]]:
     space-joined argument text and Cypher's element-wise order of argument lists.
     """
     return (fact.predicate, fact.args)
+
+
+# name -> (hash of the embedded text, vector)
+Embeddings = dict[str, tuple[str, tuple[float, ...]]]
+
+
+def float32_vector(memory: str, name: str, vector: Sequence[float]) -> tuple[float, ...]:
+    """``vector`` as stored: float32 values, non-empty, finite and not all zero.
+
+    Cosine similarity (and Neo4j's vector index) is undefined for a zero vector.
+    """
+    try:
+        values = array("f", vector)
+    except (TypeError, OverflowError) as exc:
+        raise InvalidValue(f"embedding of {name!r} in memory {memory!r}", vector, str(exc)) from exc
+    if not values or not all(math.isfinite(v) for v in values) or not any(values):
+        raise InvalidValue(
+            f"embedding of {name!r} in memory {memory!r}",
+            vector,
+            "need a non-empty vector of finite, not all zero, floats",
+        )
+    return tuple(values)
+
+
+def embedding_rows(memory: str, rows: Mapping[str, tuple[str, Sequence[float]]]) -> Embeddings:
+    """Check rows for :meth:`GraphStore.put_embeddings`: one dimension, float32 vectors."""
+    checked: Embeddings = {}
+    for name, (text_hash, vector) in rows.items():
+        if not isinstance(text_hash, str) or not text_hash:
+            raise InvalidValue(
+                f"embedding text hash of {name!r} in memory {memory!r}", text_hash, "need a non-empty str"
+            )
+        checked[name] = (text_hash, float32_vector(memory, name, vector))
+    dimensions = sorted({len(v) for _, v in checked.values()})
+    if len(dimensions) > 1:
+        raise InvalidValue(f"embeddings for memory {memory!r}", dimensions, "vectors differ in dimension")
+    return checked
+
+
+def dimension_clash(memory: str, new: int, stored: Iterable[int]) -> None:
+    """Raise if embeddings kept in the memory have another dimension than the new ones."""
+    others = sorted(set(stored) - {new})
+    if others:
+        raise InvalidValue(
+            f"embeddings for memory {memory!r}",
+            new,
+            f"the memory holds embeddings of dimension {others}; replace those too or use one model",
+        )
 
 
 @runtime_checkable
@@ -56,6 +107,35 @@ class GraphStore(Protocol):
         """Facts with any of ``names`` as an argument, plus every nullary fact.
 
         With ``limit``, only the first ``limit`` of them in :func:`fact_order`.
+        """
+        ...
+
+    def embeddings(self, memory: str, names: Iterable[str] | None = None) -> Embeddings:
+        """Stored entity embeddings, all or those of ``names``: name -> (text hash, vector).
+
+        Embeddings are derived data, not world state: a cache of what an embedding model
+        made of each entity's text (from its label, name and type), keyed by a hash of that
+        text so a caller recomputes only the embeddings whose text changed. Vectors come
+        back as float32 values.
+        """
+        ...
+
+    def put_embeddings(self, memory: str, rows: Mapping[str, tuple[str, Sequence[float]]]) -> None:
+        """Store (replace) the embeddings of existing entities, in one transaction.
+
+        Writing them is not an :class:`Update`: it is not logged and does not bump the
+        memory's version. Raises :class:`NotApplicable` naming entities that do not exist
+        and :class:`InvalidValue` if a vector is empty, not finite or all zero, or if the
+        memory would hold vectors of different dimensions (replace all of them to change
+        models); in all cases nothing is written.
+        """
+        ...
+
+    def nearest(self, memory: str, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
+        """Up to ``k`` embedded entities most similar to ``vector``: (name, cosine), best first.
+
+        Cosine similarity is in [-1, 1]. Neo4j answers from its approximate vector index
+        where it can, so near-ties may come back in another order than SQLite's exact scan.
         """
         ...
 

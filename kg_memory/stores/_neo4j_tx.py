@@ -1,5 +1,5 @@
-"""Transaction functions of the Neo4j store: locking, entity creation, fact changes and
-the history log. Only validated predicate and type names are ever interpolated (``quote``)."""
+"""Transaction functions of the Neo4j store: locking, entity creation, fact changes,
+the history log and embeddings. Only validated predicate and type names are ever interpolated (``quote``)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import neo4j
 from kg_memory.domain import Domain
 from kg_memory.errors import InvalidValue, NotApplicable, UnknownMemory
 from kg_memory.model import Entity, Fact, Update, is_pddl_name
+from kg_memory.store import Embeddings, dimension_clash
 from kg_memory.stores._common import UPDATE_COLUMNS, update_row
 
 
@@ -169,3 +170,109 @@ def log_update(tx: neo4j.ManagedTransaction, update: Update) -> None:
         memory=update.memory,
         row={c: row[c] for c in UPDATE_COLUMNS},
     )
+
+
+# -- embeddings: properties of the entity node, outside the history --------------------------
+
+VECTOR_INDEX = "l3mp_entity_embedding"
+
+
+def vector_index_statement(dimension: int) -> str:
+    if isinstance(dimension, bool) or not isinstance(dimension, int) or not 1 <= dimension <= 4096:
+        raise InvalidValue("embedding dimension", dimension, "need an int in 1..4096 (Neo4j's vector index limit)")
+    return (
+        f"CREATE VECTOR INDEX {VECTOR_INDEX} IF NOT EXISTS FOR (e:Entity) ON e.embedding OPTIONS "
+        f"{{indexConfig: {{`vector.dimensions`: {dimension}, `vector.similarity_function`: 'cosine'}}}}"
+    )
+
+
+def find_vector_index(tx: neo4j.ManagedTransaction) -> tuple[str, int] | None:
+    record = tx.run(
+        "SHOW INDEXES YIELD name, type, labelsOrTypes, properties, options "
+        "WHERE type = 'VECTOR' AND labelsOrTypes = ['Entity'] AND properties = ['embedding'] "
+        "RETURN name, options.indexConfig['vector.dimensions'] AS dimension"
+    ).single()
+    return None if record is None else (str(record["name"]), int(record["dimension"]))
+
+
+def read_embeddings(tx: neo4j.ManagedTransaction, memory: str, names: list[str] | None) -> Embeddings:
+    query = "MATCH (e:Entity {memory: $memory}) WHERE e.embedding IS NOT NULL"
+    if names is not None:
+        query += " AND e.name IN $names"
+    query += " RETURN collect([e.name, e.embedding_hash, e.embedding]) AS rows"
+    rows = tx.run(query, memory=memory, names=names).single(strict=True)["rows"]
+    return {r[0]: (r[1], tuple(r[2])) for r in rows if None not in r}
+
+
+def write_embeddings(tx: neo4j.ManagedTransaction, memory: str, rows: Embeddings) -> None:
+    """Check and write under the memory's lock, so concurrent writers agree on the dimension."""
+    locked = tx.run(
+        "MATCH (m:Memory {name: $memory}) SET m.version = m.version RETURN m:Memory AS live", memory=memory
+    ).single()
+    if locked is None or not locked["live"]:
+        raise UnknownMemory(memory)
+    if not rows:
+        return
+    names = list(rows)
+    found = tx.run(
+        "MATCH (e:Entity {memory: $memory}) WHERE e.name IN $names RETURN collect(e.name) AS found",
+        memory=memory,
+        names=names,
+    ).single(strict=True)["found"]
+    missing = set(names) - set(found)
+    if missing:
+        raise NotApplicable(memory, f"embeddings name entities that do not exist: {sorted(missing)}")
+    dimension_clash(memory, len(next(iter(rows.values()))[1]), embedding_dimensions(tx, memory, exclude=names))
+    tx.run(
+        "UNWIND $rows AS row MATCH (e:Entity {memory: $memory, name: row.name}) "
+        "SET e.embedding = row.vector, e.embedding_hash = row.hash",
+        rows=[{"name": n, "hash": h, "vector": list(v)} for n, (h, v) in rows.items()],
+        memory=memory,
+    ).consume()
+
+
+def embedding_dimensions(tx: neo4j.ManagedTransaction, memory: str, exclude: Iterable[str] = ()) -> list[int]:
+    return list(
+        tx.run(
+            "MATCH (e:Entity {memory: $memory}) WHERE e.embedding IS NOT NULL AND NOT e.name IN $exclude "
+            "RETURN collect(DISTINCT size(e.embedding)) AS dims",
+            memory=memory,
+            exclude=list(exclude),
+        ).single(strict=True)["dims"]
+    )
+
+
+# Neo4j's cosine scores are (1 + cosine) / 2; callers get the cosine. The index's own
+# scores may come from quantized vectors, so its candidates are scored again exactly.
+_INDEX_NEAREST = (
+    "CALL db.index.vector.queryNodes($index, $fetch, $vector) YIELD node "
+    "WHERE node.memory = $memory "
+    "WITH node.name AS name, 2 * vector.similarity.cosine(node.embedding, $vector) - 1 AS score "
+    "ORDER BY score DESC, name LIMIT $k RETURN collect([name, score]) AS rows"
+)
+_EXACT_NEAREST = (
+    "MATCH (e:Entity {memory: $memory}) WHERE e.embedding IS NOT NULL "
+    "WITH e.name AS name, 2 * vector.similarity.cosine(e.embedding, $vector) - 1 AS score "
+    "ORDER BY score DESC, name LIMIT $k RETURN collect([name, score]) AS rows"
+)
+
+
+def nearest(
+    tx: neo4j.ManagedTransaction, memory: str, vector: tuple[float, ...], k: int, *, index: str | None
+) -> list[tuple[str, float]]:
+    """From the vector ``index`` (over-fetching: it spans all memories); exactly if that falls short."""
+    stored = tx.run(
+        "MATCH (e:Entity {memory: $memory}) WHERE e.embedding IS NOT NULL "
+        "RETURN collect(DISTINCT size(e.embedding)) AS dims, count(e) AS n",
+        memory=memory,
+    ).single(strict=True)
+    wrong = sorted(set(stored["dims"]) - {len(vector)})
+    if wrong:
+        raise InvalidValue("query vector", len(vector), f"the memory's embeddings have dimension {wrong}")
+    params = {"memory": memory, "vector": list(vector), "k": k, "index": index, "fetch": max(10 * k, 100)}
+    if index is not None:
+        rows = tx.run(_INDEX_NEAREST, params).single(strict=True)["rows"]
+        if len(rows) >= min(k, stored["n"]):
+            return [(r[0], float(r[1])) for r in rows]
+    rows = tx.run(_EXACT_NEAREST, params).single(strict=True)["rows"]
+    return [(r[0], float(r[1])) for r in rows]

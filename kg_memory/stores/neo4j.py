@@ -6,6 +6,8 @@ Layout, so the graph reads naturally in Neo4j Browser:
 * entities are ``(:Entity:<type> {memory, name, type, label, attrs})`` nodes;
 * binary facts are relationships typed by their predicate, ``(mug_1)-[:on]->(table_1)``;
 * unary facts are boolean properties, ``lamp_1.light_on = true``;
+* an entity's embedding (derived data, outside the history) is ``embedding`` (a list of
+  floats, in the ``l3mp_entity_embedding`` vector index) and ``embedding_hash``;
 * nullary and n-ary facts are ``(:Fact {memory, predicate, args, key})`` nodes with
   ``[:ARG {pos}]`` relationships to their arguments;
 * the history is ``(:Update {memory, seq, ...})`` nodes, written in the same transaction.
@@ -19,7 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterable, Iterator
+import logging
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -38,20 +41,26 @@ from kg_memory.errors import (
     VersionConflict,
 )
 from kg_memory.model import Entity, Fact, Memory, Update, pddl_name
-from kg_memory.store import fact_order
+from kg_memory.store import Embeddings, embedding_rows, fact_order, float32_vector
 from kg_memory.stores._common import check_commit, check_record, stamp, update_from_row
 from kg_memory.stores._neo4j_tx import (
     change_facts,
     check_delta_names,
     create_entities,
     facts_of_predicate,
+    find_vector_index,
     lock_memory,
     log_update,
+    nearest,
+    read_embeddings,
+    vector_index_statement,
+    write_embeddings,
 )
 
 T = TypeVar("T")
+_log = logging.getLogger(__name__)
 # Node properties that are not unary facts; a domain may not use these as predicate names.
-RESERVED_PROPERTIES = frozenset({"memory", "name", "type", "label", "attrs", "embedding", "text"})
+RESERVED_PROPERTIES = frozenset({"memory", "name", "type", "label", "attrs", "embedding", "embedding_hash", "text"})
 
 _SCHEMA = (
     "CREATE CONSTRAINT l3mp_memory_name IF NOT EXISTS FOR (m:Memory) REQUIRE m.name IS UNIQUE",
@@ -99,6 +108,7 @@ class Neo4jStore:
         self.domains = domains or DomainRegistry()
         self._database = database
         self._domain_of: dict[str, Domain] = {}
+        self._vector_index: tuple[str, int] | None = None  # name and dimension, once known
         self._driver = neo4j.GraphDatabase.driver(
             uri,
             auth=auth,
@@ -134,11 +144,28 @@ class Neo4jStore:
         with self._errors(operation), self._driver.session(database=self._database) as session:
             return session.execute_write(work)
 
-    def init_schema(self) -> None:
-        """Create constraints and indexes (idempotent); call once at deployment or start-up."""
+    def init_schema(self, embedding_dimension: int = 384) -> None:
+        """Create constraints and indexes (idempotent); call once at deployment or start-up.
+
+        The vector index over entity embeddings gets ``embedding_dimension``. A vector
+        index on ``Entity.embedding`` that exists already, whatever its name, is kept as it
+        is (Neo4j allows one): see :meth:`vector_index`. Neo4j indexes only vectors of the
+        index's dimension; :meth:`nearest` scans exactly when the dimensions differ.
+        """
+        statements = (*_SCHEMA, vector_index_statement(embedding_dimension))
         with self._errors("init schema"), self._driver.session(database=self._database) as session:
-            for statement in _SCHEMA:
+            for statement in statements:
                 session.run(statement).consume()
+        self._vector_index = None
+        found = self.vector_index()
+        if found is not None and found[1] != embedding_dimension:
+            _log.warning("vector index %s has dimension %d, not %d; kept as it is", *found, embedding_dimension)
+
+    def vector_index(self) -> tuple[str, int] | None:
+        """Name and dimension of the vector index on ``Entity.embedding``, if there is one."""
+        if self._vector_index is None:
+            self._vector_index = self._read("read", find_vector_index)
+        return self._vector_index
 
     def ping(self) -> None:
         with self._errors("ping"):
@@ -297,6 +324,26 @@ class Neo4jStore:
             return stored
 
         return self._write("record", work)
+
+    # -- embeddings (derived data: not logged, no new version) --------------------------------
+
+    def embeddings(self, memory: str, names: Iterable[str] | None = None) -> Embeddings:
+        self._domain(memory)
+        wanted = list(names) if names is not None else None
+        return self._read("read", lambda tx: read_embeddings(tx, memory, wanted))
+
+    def put_embeddings(self, memory: str, rows: Mapping[str, tuple[str, Sequence[float]]]) -> None:
+        checked = embedding_rows(memory, rows)
+        self._write("put embeddings", lambda tx: write_embeddings(tx, memory, checked))
+
+    def nearest(self, memory: str, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
+        query = float32_vector(memory, "the query", vector)
+        if k < 0:
+            raise InvalidValue("number of neighbours", k, "need k >= 0")
+        self._domain(memory)
+        index = self.vector_index()
+        use = index[0] if index is not None and index[1] == len(query) else None
+        return self._read("nearest", lambda tx: nearest(tx, memory, query, k, index=use))
 
     # -- history ----------------------------------------------------------------------------
 

@@ -8,15 +8,20 @@ at its last committed update.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import json
+import math
 import sqlite3
+import sys
 import threading
-from collections.abc import Iterable, Iterator
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from kg_memory.domain import DomainRegistry
 from kg_memory.errors import (
+    InvalidValue,
     MemoryExists,
     NotApplicable,
     StoreUnavailable,
@@ -25,6 +30,7 @@ from kg_memory.errors import (
     VersionConflict,
 )
 from kg_memory.model import Entity, Fact, Memory, Update, pddl_name
+from kg_memory.store import Embeddings, dimension_clash, embedding_rows, float32_vector
 from kg_memory.stores._common import (
     UPDATE_COLUMNS,
     check_commit,
@@ -54,6 +60,9 @@ CREATE TABLE IF NOT EXISTS updates (
     input TEXT NOT NULL, delta TEXT NOT NULL, status TEXT NOT NULL, issues TEXT NOT NULL,
     version INTEGER NOT NULL, time TEXT NOT NULL, meta TEXT NOT NULL, PRIMARY KEY (memory_id, seq),
     UNIQUE (memory_id, id));
+CREATE TABLE IF NOT EXISTS embeddings (
+    memory_id INTEGER NOT NULL, name TEXT NOT NULL, text_hash TEXT NOT NULL, dim INTEGER NOT NULL,
+    vector BLOB NOT NULL, PRIMARY KEY (memory_id, name)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS facts_nullary ON facts (memory_id) WHERE args = '';
 """
 _FACT_ROWS = "SELECT f.predicate, f.args FROM facts f"
@@ -65,6 +74,26 @@ def _fact(predicate: str, args: str) -> Fact:
 
 def _json_list(values: Iterable[str]) -> str:
     return json.dumps(list(values))
+
+
+def _pack(vector: Sequence[float]) -> bytes:
+    """float32, little-endian, whatever the machine's byte order."""
+    values = array("f", vector)
+    if sys.byteorder == "big":
+        values.byteswap()
+    return values.tobytes()
+
+
+def _unpack(blob: bytes) -> tuple[float, ...]:
+    values = array("f")
+    values.frombytes(blob)
+    if sys.byteorder == "big":
+        values.byteswap()
+    return tuple(values)
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    return math.fsum(x * y for x, y in zip(a, b, strict=True)) / (math.hypot(*a) * math.hypot(*b))
 
 
 class SQLiteStore:
@@ -156,7 +185,7 @@ class SQLiteStore:
     def delete_memory(self, name: str) -> None:
         with self._write("delete memory") as conn:
             memory_id = self._memory_row(conn, name)[0]
-            for table in ("fact_args", "facts", "entities", "updates"):
+            for table in ("fact_args", "facts", "entities", "updates", "embeddings"):
                 conn.execute(f"DELETE FROM {table} WHERE memory_id = ?", (memory_id,))
             conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
 
@@ -288,6 +317,54 @@ class SQLiteStore:
             f"INSERT INTO updates (memory_id, {', '.join(UPDATE_COLUMNS)}) VALUES ({placeholders})",
             (memory_id, *(row[c] for c in UPDATE_COLUMNS)),
         )
+
+    # -- embeddings (derived data: not logged, no new version) --------------------------------
+
+    def embeddings(self, memory: str, names: Iterable[str] | None = None) -> Embeddings:
+        memory_id = self._memory_id(memory)
+        query = "SELECT name, text_hash, vector FROM embeddings WHERE memory_id = ?"
+        params: tuple[object, ...] = (memory_id,)
+        if names is not None:
+            query += " AND name IN (SELECT value FROM json_each(?))"
+            params += (_json_list(names),)
+        with self._errors("read"):
+            rows = self._conn().execute(query, params).fetchall()
+        return {n: (h, _unpack(v)) for n, h, v in rows}
+
+    def put_embeddings(self, memory: str, rows: Mapping[str, tuple[str, Sequence[float]]]) -> None:
+        checked = embedding_rows(memory, rows)
+        with self._write("put embeddings", memory) as conn:
+            memory_id = self._memory_row(conn, memory)[0]
+            if not checked:
+                return
+            missing = set(checked) - set(self._existing(conn, memory_id, checked))
+            if missing:
+                raise NotApplicable(memory, f"embeddings name entities that do not exist: {sorted(missing)}")
+            dim = len(next(iter(checked.values()))[1])
+            kept = conn.execute(
+                "SELECT DISTINCT dim FROM embeddings"
+                " WHERE memory_id = ? AND name NOT IN (SELECT value FROM json_each(?))",
+                (memory_id, _json_list(checked)),
+            )
+            dimension_clash(memory, dim, (d for (d,) in kept))
+            conn.executemany(
+                "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)",
+                [(memory_id, n, h, len(v), _pack(v)) for n, (h, v) in checked.items()],
+            )
+
+    def nearest(self, memory: str, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
+        """An exact scan: fine for the thousands of entities a memory holds."""
+        query = float32_vector(memory, "the query", vector)
+        if k < 0:
+            raise InvalidValue("number of neighbours", k, "need k >= 0")
+        stored = self.embeddings(memory)
+        wrong = sorted(n for n, (_, v) in stored.items() if len(v) != len(query))
+        if wrong:
+            raise InvalidValue(
+                "query vector", len(query), f"dimension differs from the stored embeddings of {wrong[:5]}"
+            )
+        scores = ((n, _cosine(query, v)) for n, (_, v) in stored.items())
+        return heapq.nsmallest(k, scores, key=lambda row: (-row[1], row[0]))
 
     # -- history ----------------------------------------------------------------------------
 
