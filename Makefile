@@ -5,6 +5,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 NEO4J_URI ?= bolt://127.0.0.1:7687
 export NEO4J_URI
+# The CPU build of PyTorch, where one sits beside the project: without it pip would fetch
+# the multi-GB CUDA build. On a normal machine torch installs the usual way.
+TORCH_WHEEL := $(firstword $(wildcard ../shared/wheels/torch-*-cp311-*.whl))
 
 .PHONY: install demo test bench lint neo4j-start neo4j-stop clean
 
@@ -13,6 +16,7 @@ install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(if $(TORCH_WHEEL),$(PY) -m pip install --quiet $(TORCH_WHEEL))
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
@@ -30,8 +34,8 @@ bench: install
 
 lint: install
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check kg_memory l3mp
-	$(VENV)/bin/mypy kg_memory l3mp
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy kg_memory retrieval planning perception sim l3mp
 
 neo4j-start:
 	$(PYTHON) scripts/neo4j_server.py start

@@ -129,10 +129,12 @@ def _check_rules(path: Path, rules: Rules, parsed: ParsedDomain) -> None:
     for invariant in rules.invariants:
         if invariant.type and invariant.type not in parsed.types:
             raise DomainError(path, f"invariant names unknown type {invariant.type!r}")
-    for group in rules.groups:
-        for pattern in group.patterns:
-            if len(pattern.terms) != len(parsed.predicates[pattern.predicate]):
-                raise DomainError(path, f"pattern {pattern} has the wrong number of arguments")
+    patterns = [p for group in rules.groups for p in group.patterns]
+    for invariant in rules.invariants:
+        patterns += [*invariant.patterns, *([invariant.condition] if invariant.condition else [])]
+    for pattern in patterns:
+        if len(pattern.terms) != len(parsed.predicates[pattern.predicate]):
+            raise DomainError(path, f"pattern {pattern} has the wrong number of arguments")
 
 
 class DomainRegistry:

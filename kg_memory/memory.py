@@ -30,6 +30,13 @@ from kg_memory.verifier import Verifier
 DEFAULT_COMMIT_ATTEMPTS = 8
 
 
+def _source(value: UpdateSource | str) -> UpdateSource:
+    try:
+        return UpdateSource(value)
+    except ValueError as exc:
+        raise InvalidValue("update source", value, f"use one of {', '.join(s.value for s in UpdateSource)}") from exc
+
+
 class _View:
     """The store as the verifier's read-only view of one memory."""
 
@@ -97,7 +104,7 @@ class WorldMemory:
 
     def verify(self, delta: Delta, source: UpdateSource) -> tuple[Issue, ...]:
         """Issues the delta would have against the current state (nothing is written)."""
-        return self.verifier.verify(delta, _View(self.store, self.name), UpdateSource(source))
+        return self.verifier.verify(delta, _View(self.store, self.name), _source(source))
 
     def apply(
         self,
@@ -115,12 +122,14 @@ class WorldMemory:
         :class:`VersionConflict` is raised. Without it, a conflict with a concurrent writer
         re-verifies the delta against the new state and tries again, up to ``attempts`` times.
         """
-        source = UpdateSource(source)
+        source = _source(source)
         for attempt in range(max(1, attempts)):
             version = self.version
             if expected_version is not None and version != expected_version:
                 raise VersionConflict(self.name, expected_version, version)
             issues = self.verify(delta, source)
+            if issues and self.version != version:
+                continue  # verified against a state that moved on meanwhile: the issues may not hold
 
             def update(status: UpdateStatus, version: int = version, issues: tuple[Issue, ...] = issues) -> Update:
                 return Update(self.name, source, delta, status, input, issues, version, meta=meta or {})
@@ -150,7 +159,7 @@ class WorldMemory:
         """Record an update that failed before it had a valid delta (e.g. unusable model output)."""
         update = Update(
             memory=self.name,
-            source=UpdateSource(source),
+            source=_source(source),
             delta=delta or Delta(),
             status=UpdateStatus.REJECTED,
             input=input,
@@ -171,6 +180,13 @@ class WorldMemory:
         original = self.store.get_update(self.name, update_id)
         if original.status is not UpdateStatus.APPLIED:
             raise InvalidValue("update to revert", update_id, f"it was {original.status}, so there is nothing to undo")
+        if original.delta.new_entities:
+            created = ", ".join(sorted(e.name for e in original.delta.new_entities))
+            raise InvalidValue(
+                "update to revert",
+                update_id,
+                f"it created entities ({created}), which a revert cannot remove; have perception correct their facts",
+            )
         return self.apply(
             original.delta.inverse(),
             source=UpdateSource.REVERT,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kg_memory.domain import DomainRegistry
+from kg_memory.domain import Domain, DomainRegistry
 from kg_memory.errors import InvalidValue, KgMemoryError
 from kg_memory.model import (
     Delta,
@@ -21,6 +21,7 @@ from kg_memory.model import (
     pddl_name,
 )
 from kg_memory.store import GraphStore, fact_order
+from kg_memory.verifier import Verifier
 
 EXPORT_FORMAT = "l3mp.memory/1"
 
@@ -36,7 +37,9 @@ def neighbourhood(
     """
     if hops < 0 or max_facts < 0:
         raise InvalidValue("neighbourhood limits", (hops, max_facts), "must not be negative")
-    seed_names = tuple(dict.fromkeys(seeds))
+    if isinstance(seeds, str):
+        raise InvalidValue("neighbourhood seeds", seeds, "pass a collection of entity names, not one string")
+    seed_names = tuple(dict.fromkeys(pddl_name(s) for s in seeds))
     distance = {name: 0 for name in store.entities(memory, seed_names)}
     frontier = sorted(distance)
     facts: dict[Fact, None] = {}
@@ -67,7 +70,7 @@ def current_state(store: GraphStore, memory: str) -> State:
 def state_at(store: GraphStore, domains: DomainRegistry, memory: str, version: int) -> State:
     """Rebuild the state after ``version`` by replaying the applied updates."""
     record = store.get_memory(memory)
-    if not 0 <= version <= record.version:
+    if not isinstance(version, int) or isinstance(version, bool) or not 0 <= version <= record.version:
         raise InvalidValue("version", version, f"memory {memory!r} has versions 0..{record.version}")
     entities = {e.name: e for e in domains.get(record.domain).constant_entities()}
     facts: set[Fact] = set()
@@ -96,21 +99,32 @@ def export_memory(store: GraphStore, memory: str) -> dict[str, Any]:
 class ImportMismatch(KgMemoryError):
     def __init__(self, memory: str, problem: str) -> None:
         self.memory = memory
-        super().__init__(f"import of {memory!r} failed: {problem}; the partial memory was deleted")
+        super().__init__(f"import of {memory!r} failed: {problem}; nothing was imported")
 
 
 def import_memory(store: GraphStore, data: Mapping[str, Any], name: str | None = None) -> Memory:
     """Recreate an exported memory under ``name`` (default: its own), history included.
 
-    The history is replayed, so past versions stay inspectable; an export without
-    history becomes one ``api`` update. The result is checked against the exported state.
+    The exported state is verified as a whole against its domain before anything is written,
+    so an import cannot bring in facts no update could have made. The history is replayed,
+    so past versions stay inspectable; an export without history becomes one ``api`` update.
+    The result is checked against the exported state.
     """
-    if data.get("format") != EXPORT_FORMAT:
-        raise InvalidValue("memory export", data.get("format"), f"expected format {EXPORT_FORMAT!r}")
-    target = pddl_name(name or data["memory"]["name"], "memory")
-    store.create_memory(target, data["memory"]["domain"])
+    if not isinstance(data, Mapping) or data.get("format") != EXPORT_FORMAT:
+        found = data.get("format") if isinstance(data, Mapping) else type(data).__name__
+        raise InvalidValue("memory export", found, f"expected format {EXPORT_FORMAT!r}")
     try:
-        _replay_into(store, target, data)
+        record = data["memory"]
+        target = pddl_name(name or record["name"], "memory")
+        entities = tuple(Entity.from_json(e) for e in data["entities"])
+        facts = frozenset(Fact.parse(f) for f in data["facts"])
+        history = [Update.from_json({**u, "memory": target}) for u in data.get("history", ())]
+    except (KeyError, TypeError, ValueError) as exc:  # missing keys, wrong shapes, unknown enum values
+        raise InvalidValue("memory export", _brief(data), f"it is malformed ({type(exc).__name__}: {exc})") from exc
+    _verify_export(store.domains.get(record["domain"]), target, entities, facts)
+    store.create_memory(target, record["domain"])
+    try:
+        _replay_into(store, target, entities, facts, history)
         _check_import(store, target, data)
     except BaseException:
         store.delete_memory(target)
@@ -118,12 +132,35 @@ def import_memory(store: GraphStore, data: Mapping[str, Any], name: str | None =
     return store.get_memory(target)
 
 
-def _replay_into(store: GraphStore, target: str, data: Mapping[str, Any]) -> None:
-    history = [Update.from_json({**u, "memory": target}) for u in data.get("history", ())]
+def _brief(data: Mapping[str, Any]) -> str:
+    return f"{{{', '.join(sorted(map(str, data)))}}}"
+
+
+class _Empty:
+    """An empty state: the exported state is verified as if perception surveyed it afresh."""
+
+    def entities(self, names: Iterable[str]) -> Mapping[str, Entity]:
+        return {}
+
+    def facts_about(self, names: Iterable[str]) -> frozenset[Fact]:
+        return frozenset()
+
+
+def _verify_export(domain: Domain, target: str, entities: tuple[Entity, ...], facts: frozenset[Fact]) -> None:
+    created = tuple(e for e in entities if e.name not in domain.constants)
+    issues = Verifier(domain).verify(Delta(add=facts, new_entities=created), _Empty(), UpdateSource.SENSOR)
+    if issues:
+        shown = "; ".join(i.message for i in issues[:5])
+        more = f" (and {len(issues) - 5} more)" if len(issues) > 5 else ""
+        raise ImportMismatch(target, f"the exported state breaks its domain: {shown}{more}")
+
+
+def _replay_into(
+    store: GraphStore, target: str, entities: tuple[Entity, ...], facts: frozenset[Fact], history: list[Update]
+) -> None:
     if not history:
         constants = set(store.entities(target))
-        entities = tuple(Entity.from_json(e) for e in data["entities"] if e["name"] not in constants)
-        delta = Delta(add=frozenset(Fact.parse(f) for f in data["facts"]), new_entities=entities)
+        delta = Delta(add=facts, new_entities=tuple(e for e in entities if e.name not in constants))
         history = [Update(target, UpdateSource.API, delta, UpdateStatus.APPLIED, input="import", version=1)]
     for update in history:
         if update.status is UpdateStatus.APPLIED:

@@ -61,10 +61,21 @@ def solve(domain: Domain, problem_text: str, planner: str = DEFAULT_PLANNER, tim
             raise PlanningError(f"the problem does not parse: {' '.join(str(exc).split())}") from exc
         parsed = time.perf_counter()
         try:
-            with OneshotPlanner(name=engine_name(planner)) as engine:
-                result = engine.solve(problem, timeout=timeout)
+            engine = OneshotPlanner(name=engine_name(planner))
         except UPException as exc:
             raise PlanningError(f"planner {planner!r} is not available: {exc}") from exc
+        try:
+            with engine:
+                result = engine.solve(problem, timeout=timeout)
+        except UPException as exc:  # the engine ran but failed: an outcome, not misuse
+            return PlanResult(
+                PlanStatus.ERROR,
+                (),
+                planner,
+                parsed - started,
+                time.perf_counter() - parsed,
+                f"{planner} failed: {' '.join(str(exc).split()) or type(exc).__name__}",
+            )
     done = time.perf_counter()
     status = {
         UpStatus.SOLVED_SATISFICING: PlanStatus.SOLVED,

@@ -1,4 +1,67 @@
 """Subgraph retrieval for updates and tasks: full graph (R-), entity selection (R+) and
-search-based matching (RS). Built in the retrieval issue; nothing is exported yet."""
+search-based matching (RS, L3M+P Alg. 1-2), with entity embeddings computed once."""
 
-__all__: list[str] = []
+from retrieval._graph import Connectivity, FactsConnectivity
+from retrieval.context import Context, Found, Provenance, count_tokens
+from retrieval.embedding import (
+    Embedder,
+    EmbeddingBackend,
+    EntityEmbeddings,
+    MemoryBackend,
+    SentenceTransformerEmbedder,
+    entity_text,
+)
+from retrieval.errors import EmbeddingError, InvalidParameters, InvalidQuery, RetrievalError, UnknownRetriever
+from retrieval.matcher import Alternative, Candidates, Matcher, MatchParams, MatchResult, relation_phrase
+from retrieval.query import QueryEdge, QueryGraph, QueryNode
+from retrieval.retrievers import (
+    RETRIEVERS,
+    EntityParams,
+    EntityRetriever,
+    FullParams,
+    FullRetriever,
+    Retriever,
+    SearchParams,
+    SearchRetriever,
+    StoreConnectivity,
+    retriever,
+)
+
+__all__ = [
+    "RETRIEVERS",
+    "Alternative",
+    "Candidates",
+    "Connectivity",
+    "Context",
+    "EmbeddingBackend",
+    "EmbeddingError",
+    "Embedder",
+    "EntityEmbeddings",
+    "EntityParams",
+    "EntityRetriever",
+    "FactsConnectivity",
+    "Found",
+    "FullParams",
+    "FullRetriever",
+    "InvalidParameters",
+    "InvalidQuery",
+    "MatchParams",
+    "MatchResult",
+    "Matcher",
+    "MemoryBackend",
+    "Provenance",
+    "QueryEdge",
+    "QueryGraph",
+    "QueryNode",
+    "RetrievalError",
+    "Retriever",
+    "SearchParams",
+    "SearchRetriever",
+    "SentenceTransformerEmbedder",
+    "StoreConnectivity",
+    "UnknownRetriever",
+    "count_tokens",
+    "entity_text",
+    "relation_phrase",
+    "retriever",
+]

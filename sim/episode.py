@@ -21,6 +21,10 @@ from sim.household import HomeSpec, generate_home
 from sim.simulator import PlannedTask, Simulator
 
 FORMAT = "l3mp.episode/1"
+_REQUIRED: dict[object, frozenset[str]] = {
+    "event": frozenset({"step", "kind", "category", "vagueness", "text", "delta"}),
+    "task": frozenset({"step", "kind", "text", "goal", "reference_plan"}),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,14 +119,21 @@ def read_episode(path: Path) -> Episode:
     records = []
     for number, line in enumerate(lines, start=1):
         try:
-            records.append(json.loads(line))
+            record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise EpisodeFormatError(str(path), number, f"not JSON ({exc.msg})") from exc
+        if not isinstance(record, dict):
+            raise EpisodeFormatError(str(path), number, f"a record must be a JSON object, not {type(record).__name__}")
+        records.append(record)
     if not records or records[0].get("type") != "home" or records[0].get("format") != FORMAT:
         raise EpisodeFormatError(str(path), 1, f"the first line must be the home record of format {FORMAT}")
     for number, record in enumerate(records[1:], start=2):
-        if record.get("type") not in ("event", "task"):
+        required = _REQUIRED.get(record.get("type"))
+        if required is None:
             raise EpisodeFormatError(str(path), number, f"unknown record type {record.get('type')!r}")
+        missing = sorted(required - record.keys())
+        if missing:
+            raise EpisodeFormatError(str(path), number, f"a {record['type']} record needs {', '.join(missing)}")
     return Episode(records[0], tuple(records[1:]))
 
 

@@ -8,6 +8,7 @@ whichever plan it is.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -25,7 +26,6 @@ from sim.observe import observe
 from sim.tasks import Task, TaskGenerator
 
 DOMAIN = "household"
-ROBOT = "robot_1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +50,9 @@ class Simulator:
         self.domain = domain or DomainRegistry().get(DOMAIN)
         self.world = World(self.domain, home.entities, home.facts)
         self.evaluator = ActionEvaluator(self.domain)
-        self.events = EventGenerator(home, seed)
-        self.tasks = TaskGenerator(seed)
+        streams = random.Random(seed)  # independent streams, so events and tasks do not mirror each other
+        self.events = EventGenerator(home, streams.getrandbits(32))
+        self.tasks = TaskGenerator(streams.getrandbits(32))
         self.planner = planner
 
     @property
@@ -68,6 +69,8 @@ class Simulator:
         """A task with a validated reference plan; tasks the planner cannot solve are skipped."""
         for attempt in range(1, attempts + 1):
             task = self.tasks.propose(self.world)
+            if self.evaluator.evaluate(task.goal, self.world):
+                continue  # nothing to do is no task
             reference = self.reference_plan(task, timeout)
             if reference.solved and self.judge(reference.plan, task.goal).success:
                 return PlannedTask(task, reference, attempt)
@@ -75,7 +78,7 @@ class Simulator:
 
     def reference_plan(self, task: Task, timeout: float = 60.0) -> PlanResult:
         """Plan from the pruned context first; the full state only if that plan fails here."""
-        result = self._plan(pruned_context(self.world, task.goal, anchors=[ROBOT]), task, timeout)
+        result = self._plan(pruned_context(self.world, task.goal, anchors=[self.home.robot]), task, timeout)
         if result.solved and self.judge(result.plan, task.goal).success:
             return result
         return self._plan(full_context(self.world), task, timeout)

@@ -15,8 +15,6 @@ from kg_memory.formula import And, Atom, Formula, Not, Parameter, Quantified
 from planning.world import World
 from sim.errors import SimulationError
 
-ROBOT = "robot_1"
-
 
 @dataclass(frozen=True, slots=True)
 class Task:
@@ -176,12 +174,18 @@ def _lights_and_faucets_off(pick: _Picker) -> Task | None:
 
 
 def _water_for_person(pick: _Picker) -> Task | None:
-    person = pick.one(pick.world.objects_of("person"))
+    thirsty = [p for p in pick.world.objects_of("person") if not _holds_water(pick, p)]
+    person = pick.one(thirsty)
     if person is None or not pick.reachable_items("cup"):
         return None
     cup = Parameter("c", "cup")
     goal = Quantified(False, (cup,), And((Atom("filled", ("?c", "water")), Atom("in_hand", ("?c", person)))))
     return Task("water_for_person", _say(pick, _WATER, person=person), goal, (person,))
+
+
+def _holds_water(pick: _Picker, person: str) -> bool:
+    held = [f.args[0] for f in pick.world.facts_about(person) if f.predicate == "in_hand" and f.args[1] == person]
+    return any(pick.holds("filled", cup, "water") for cup in held)
 
 
 def _switch_on(pick: _Picker) -> Task | None:

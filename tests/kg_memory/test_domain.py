@@ -162,6 +162,11 @@ def test_template_placeholder_beyond_arity(tmp_path: Path) -> None:
         ('[[invariant]]\nkind = "sometimes"\nfacts = ["(on ?i ?f)"]\n', "sometimes"),
         ("[[functional]\n", "bad rules"),
         ('colour = "blue"\n', "unknown sections"),
+        (
+            '[[invariant]]\nkind = "at_least_one"\ntype = "robot"\nvar = "?a"\nfacts = ["(robot_at ?a)"]\n',
+            "wrong number",
+        ),
+        ('[[invariant]]\nkind = "requires"\nif = "(in_hand ?i)"\nthen = ["(person_in ?i ?r)"]\n', "wrong number"),
     ],
 )
 def test_malformed_rules_name_the_file(tmp_path: Path, rules: str, problem: str) -> None:

@@ -13,6 +13,7 @@ from kg_memory import (
     Fact,
     GraphStore,
     ImportMismatch,
+    InvalidValue,
     MemoryExists,
     NotApplicable,
     UnknownDomain,
@@ -322,3 +323,39 @@ def test_import_that_does_not_reproduce_the_state_is_undone(store: GraphStore, h
     with pytest.raises(ImportMismatch):
         WorldMemory.import_(store, data, name=name)
     assert name not in {m.name for m in store.list_memories()}
+
+
+def test_import_refuses_a_state_its_domain_forbids(store: GraphStore, home: WorldMemory) -> None:
+    data = home.export()
+    data["history"] = []
+    data["facts"] = [*data["facts"], "(on mug_1 shelf_1)", "(flying mug_1)"]  # two places; no such predicate
+    name = unique_name("forged")
+    with pytest.raises(ImportMismatch, match="breaks its domain") as caught:
+        WorldMemory.import_(store, data, name=name)
+    assert "mug_1 can be in only one place" in str(caught.value) and "flying" in str(caught.value)
+    assert name not in {m.name for m in store.list_memories()}
+
+
+@pytest.mark.parametrize("broken", [{"format": "l3mp.memory/1"}, {"format": "l3mp.memory/1", "memory": {}}, [1, 2]])
+def test_import_of_malformed_data_is_a_clear_error(store: GraphStore, broken: object) -> None:
+    before = {m.name for m in store.list_memories()}
+    with pytest.raises(InvalidValue, match="memory export"):
+        WorldMemory.import_(store, broken, name=unique_name("broken"))  # type: ignore[arg-type]
+    assert {m.name for m in store.list_memories()} == before
+
+
+def test_reverting_a_perception_update_that_created_entities_is_refused(home: WorldMemory) -> None:
+    survey = home.history()[0]
+    with pytest.raises(InvalidValue, match="created entities"):
+        home.revert(survey.id)
+    assert len(home.history()) == 1
+
+
+def test_misuse_of_the_memory_api_is_a_clear_error(home: WorldMemory) -> None:
+    with pytest.raises(InvalidValue, match="update source"):
+        home.apply(Delta(), source="robot")  # type: ignore[arg-type]
+    with pytest.raises(InvalidValue, match="not one string"):
+        home.neighbourhood("mug_1")
+    with pytest.raises(InvalidValue):
+        home.state_at("1")  # type: ignore[arg-type]
+    assert set(home.neighbourhood(["Mug_1"], hops=1).facts) == {F("(on mug_1 table_1)")}

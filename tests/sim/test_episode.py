@@ -48,6 +48,12 @@ def test_malformed_episode_files_name_the_line(tmp_path: Path) -> None:
     path.write_text('{"type": "home", "format": "l3mp.episode/1"}\nnot json\n')
     with pytest.raises(EpisodeFormatError, match=r"bad\.jsonl:2: not JSON"):
         read_episode(path)
+    path.write_text('{"type": "home", "format": "l3mp.episode/1"}\n[1]\n')
+    with pytest.raises(EpisodeFormatError, match=r"bad\.jsonl:2: a record must be a JSON object"):
+        read_episode(path)
+    path.write_text('{"type": "home", "format": "l3mp.episode/1"}\n{"type": "task", "step": 1}\n')
+    with pytest.raises(EpisodeFormatError, match=r"bad\.jsonl:2: a task record needs goal, kind"):
+        read_episode(path)
 
 
 @pytest.mark.slow

@@ -1,0 +1,103 @@
+"""What a retriever returns: the entities and facts a request sees, and how each was found.
+
+Sizes matter as much as contents (a model's prompt and a planner's grounding both grow
+with them), so a context reports its fact count and a token estimate of its prompt text.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from kg_memory.model import Entity, Fact
+from retrieval.embedding import default_model_path
+from retrieval.matcher import MatchResult
+
+
+class Found(enum.StrEnum):
+    """How an entity got into a context."""
+
+    ALL = "all"  # the full state (R-)
+    NAMED = "named"  # named by the caller (R+)
+    MATCHED = "matched"  # a query node mapped to it (RS)
+    NEIGHBOUR = "neighbour"  # within k hops of a named or matched entity
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    found: Found
+    distance: int | None = None  # hops from the nearest seed; None for the full state
+    score: float | None = None  # similarity to the query node it matched
+    query_node: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"found": self.found.value, "distance": self.distance, "score": self.score, "node": self.query_node}
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Entities and facts, nearest and best-matched first, with provenance per entity.
+
+    ``missing`` lists names the caller asked for that the memory does not hold;
+    ``truncated`` says the fact cap cut the neighbourhood short; ``match`` is the search's
+    result for RS (``None`` otherwise).
+    """
+
+    retriever: str
+    entities: Mapping[str, Entity]
+    facts: tuple[Fact, ...]
+    provenance: Mapping[str, Provenance]
+    truncated: bool = False
+    missing: tuple[str, ...] = ()
+    match: MatchResult | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "entities", MappingProxyType(dict(self.entities)))
+        object.__setattr__(self, "provenance", MappingProxyType(dict(self.provenance)))
+        object.__setattr__(self, "facts", tuple(self.facts))
+
+    @property
+    def fact_count(self) -> int:
+        return len(self.facts)
+
+    @property
+    def entity_count(self) -> int:
+        return len(self.entities)
+
+    def render(self) -> str:
+        """The prompt text: one fact per line in the triple view, ``(mug_1, on, table_1)``."""
+        return "\n".join(f.display() for f in self.facts)
+
+    def token_estimate(self) -> int:
+        """Tokens of :meth:`render` under all-MiniLM-L6-v2's WordPiece tokenizer.
+
+        tiktoken would count an OpenAI model's tokens, but it downloads its BPE tables at
+        first use, which this machine cannot. WordPiece splits PDDL names similarly
+        (``mug_1`` -> ``mug _ 1``), so it is a fair estimate; it is not any chat model's count.
+        """
+        return count_tokens(self.render())
+
+    def sizes(self) -> dict[str, int]:
+        return {"facts": self.fact_count, "entities": self.entity_count, "tokens": self.token_estimate()}
+
+
+def count_tokens(text: str) -> int:
+    """WordPiece tokens of ``text`` (no special tokens, no truncation)."""
+    if not text:
+        return 0
+    return len(_wordpiece().encode(text, add_special_tokens=False).ids)
+
+
+@functools.cache
+def _wordpiece() -> Any:
+    """The tokenizer shipped with the local model, loaded once (it is a small JSON file)."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(default_model_path() / "tokenizer.json"))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer

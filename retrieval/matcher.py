@@ -1,0 +1,240 @@
+"""Search-based subgraph matching (L3M+P Alg. 2): ground a query graph in the world graph.
+
+Node similarity comes from embeddings; query edges agree with the graph when a fact links
+the two entities (scored by how close its predicate's English template is to the relation
+phrase) or, more weakly, when a short path does. A depth-first search with branch-and-bound
+and a visit budget finds the best assignment of distinct entities to query nodes.
+
+The matcher knows nothing of stores: it takes candidate entities (names, types, vectors)
+and a :class:`Connectivity` to ask for facts, so it can be pinned on hand-made graphs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from retrieval._graph import Adjacency, Connectivity
+from retrieval._search import UNMAPPED, Assignment, Search, SearchInput, SearchOutcome
+from retrieval.embedding import Embedder, EntityEmbeddings, Vectors, normalize
+from retrieval.errors import InvalidParameters
+from retrieval.query import QueryGraph
+
+_PLACEHOLDER = re.compile(r"\{\d+\}")
+TEXT_CACHE_SIZE = 4096  # query texts (mentions, relation phrases) kept per matcher
+
+
+@dataclass(frozen=True, slots=True)
+class MatchParams:
+    """Knobs of the search; the defaults suit all-MiniLM-L6-v2 cosine similarities.
+
+    ``margin``: keep a node's candidates scoring at least its best score minus this.
+    ``top_k``: at most this many candidates per node. ``min_similarity``: below this a node
+    has no candidate and stays unmatched. ``path_hops``/``path_bonus``: a query edge whose
+    entities are joined by a path this short (but no fact) earns the bonus;
+    ``disconnect_penalty`` is subtracted when they are not. ``budget``: DFS nodes to visit
+    at most. ``alternatives``: runner-up mappings to report.
+    """
+
+    margin: float = 0.15
+    top_k: int = 8
+    min_similarity: float = 0.3
+    path_hops: int = 2
+    path_bonus: float = 0.25
+    disconnect_penalty: float = 0.1
+    budget: int = 10_000
+    alternatives: int = 3
+
+    def __post_init__(self) -> None:
+        problems = [
+            f"{name} must be at least {low}"
+            for name, low in (("margin", 0), ("top_k", 1), ("path_hops", 1), ("budget", 1), ("alternatives", 0))
+            if getattr(self, name) < low
+        ]
+        if not -1.0 <= self.min_similarity <= 1.0:
+            problems.append("min_similarity must lie in [-1, 1]")
+        if self.path_bonus < 0 or self.disconnect_penalty < 0:
+            problems.append("path_bonus and disconnect_penalty must not be negative")
+        if problems:
+            raise InvalidParameters("search", asdict(self), "; ".join(problems))
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """The entities a query may map to: row ``i`` of ``vectors`` belongs to ``names[i]``."""
+
+    names: tuple[str, ...]
+    types: tuple[str, ...]
+    vectors: Vectors
+
+    def __post_init__(self) -> None:
+        vectors = np.asarray(self.vectors, dtype=np.float32)
+        if vectors.ndim != 2 or not len(self.names) == len(self.types) == vectors.shape[0]:
+            raise InvalidParameters("search", {"candidates": len(self.names)}, "names, types and rows must align")
+        object.__setattr__(self, "vectors", vectors)
+
+    @classmethod
+    def from_embeddings(cls, embeddings: EntityEmbeddings) -> Candidates:
+        return cls(embeddings.names, embeddings.types, embeddings.matrix)
+
+
+@dataclass(frozen=True, slots=True)
+class Alternative:
+    mapping: Mapping[str, str]
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    """The best mapping found (query node id -> entity name) and how it was found.
+
+    A node with no candidate above ``min_similarity`` (or none of its type) is absent from
+    ``mapping`` and listed in ``unmatched``; the rest is still matched. When the visit
+    budget runs out, ``budget_exhausted`` is set and the best mapping so far is returned.
+    ``alternatives`` are runner-up mappings of the same nodes, best first.
+    """
+
+    mapping: dict[str, str]
+    score: float
+    alternatives: tuple[Alternative, ...]
+    visits: int
+    budget_exhausted: bool
+    unmatched: tuple[str, ...]
+    node_scores: dict[str, float]
+    candidates: dict[str, tuple[tuple[str, float], ...]]
+
+    @property
+    def complete(self) -> bool:
+        return not self.unmatched
+
+
+def relation_phrase(predicate: str, template: str | None) -> str:
+    """The words of a predicate's template without its arguments: ``"{0} is on {1}"`` -> ``"is on"``."""
+    words = " ".join(_PLACEHOLDER.sub(" ", template or "").split())
+    return words or predicate.replace("_", " ")
+
+
+class Matcher:
+    """Matches query graphs against candidate entities; predicate phrases are embedded once."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        relation_templates: Mapping[str, str],
+        *,
+        is_subtype: Callable[[str, str], bool] | None = None,
+        known_types: Collection[str] | None = None,
+        params: MatchParams | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self.params = params or MatchParams()
+        self._predicates = tuple(sorted(relation_templates))
+        self._phrases = tuple(relation_phrase(p, relation_templates[p]) for p in self._predicates)
+        self._is_subtype = is_subtype or (lambda type_, ancestor: type_ == ancestor)
+        self._known_types = frozenset(known_types) if known_types is not None else None
+        self._phrase_vectors: Vectors | None = None
+        self._text_cache: dict[str, Vectors] = {}
+
+    def match(self, query: QueryGraph, candidates: Candidates, connectivity: Connectivity) -> MatchResult:
+        self.vectors([n.mention for n in query.nodes] + [e.relation for e in query.edges])  # one model call
+        similarity = self.similarity(query, candidates)
+        rows = candidate_rows(similarity, self.params)
+        outcome = Search(
+            SearchInput(
+                query=query,
+                names=candidates.names,
+                rows=rows,
+                relations=self.relation_similarity(query),
+                predicates=self._predicates,
+                adjacency=Adjacency(connectivity),
+                params=self.params,
+            )
+        ).run()
+        return _result(query, candidates.names, rows, outcome)
+
+    def vectors(self, texts: Sequence[str]) -> Vectors:
+        """Embeddings of query texts, cached: running the model dominates a search's time and
+        requests repeat their words ("mug", "on"), so each text is embedded once per matcher."""
+        missing = list(dict.fromkeys(t for t in texts if t not in self._text_cache))
+        if missing:
+            if len(self._text_cache) + len(missing) > TEXT_CACHE_SIZE:
+                self._text_cache.clear()
+            self._text_cache.update(zip(missing, normalize(self.embedder.embed(missing)), strict=True))
+        if not texts:
+            return np.zeros((0, self.embedder.dimension), dtype=np.float32)
+        return np.stack([self._text_cache[t] for t in texts])
+
+    def similarity(self, query: QueryGraph, candidates: Candidates) -> NDArray[np.float32]:
+        """Cosine similarity (nodes x entities); entities of the wrong type get ``-inf``."""
+        mentions = self.vectors([n.mention for n in query.nodes])
+        similarity = mentions @ candidates.vectors.T
+        if any(n.type for n in query.nodes) and candidates.names:
+            kinds, inverse = np.unique(np.asarray(candidates.types), return_inverse=True)
+            for row, node in enumerate(query.nodes):
+                if node.type and (self._known_types is None or node.type in self._known_types):
+                    allowed = np.fromiter((self._is_subtype(str(k), node.type) for k in kinds), bool, len(kinds))
+                    similarity[row, ~allowed[inverse]] = -np.inf
+        return similarity
+
+    def relation_similarity(self, query: QueryGraph) -> NDArray[np.float32]:
+        """Cosine similarity (query edges x predicates) of relation phrases and templates."""
+        if not query.edges or not self._predicates:
+            return np.zeros((len(query.edges), len(self._predicates)), dtype=np.float32)
+        if self._phrase_vectors is None:
+            self._phrase_vectors = normalize(self.embedder.embed(self._phrases))
+        relations = self.vectors([e.relation for e in query.edges])
+        return relations @ self._phrase_vectors.T
+
+
+def candidate_rows(similarity: NDArray[np.float32], params: MatchParams) -> list[list[tuple[int, float]]]:
+    """Per query node, ``(entity index, score)`` within ``margin`` of the row's best, best first.
+
+    A row whose best is below ``min_similarity`` (or excluded by type) has no candidates.
+    """
+    rows: list[list[tuple[int, float]]] = []
+    for row in similarity:
+        best = float(row.max()) if row.size else -np.inf
+        if not np.isfinite(best) or best < params.min_similarity:
+            rows.append([])
+            continue
+        keep = np.flatnonzero(row >= max(best - params.margin, params.min_similarity))
+        if keep.size > params.top_k:
+            keep = keep[np.argpartition(-row[keep], params.top_k - 1)[: params.top_k]]
+        order = sorted(keep.tolist(), key=lambda i: (-float(row[i]), i))
+        rows.append([(i, float(row[i])) for i in order])
+    return rows
+
+
+def _mapping(query: QueryGraph, names: tuple[str, ...], assignment: Assignment) -> dict[str, str]:
+    return {node.id: names[a] for node, a in zip(query.nodes, assignment, strict=True) if a != UNMAPPED}
+
+
+def _mapped(assignment: Assignment) -> frozenset[int]:
+    return frozenset(i for i, a in enumerate(assignment) if a != UNMAPPED)
+
+
+def _result(
+    query: QueryGraph, names: tuple[str, ...], rows: list[list[tuple[int, float]]], outcome: SearchOutcome
+) -> MatchResult:
+    """The search's ranked assignments as a :class:`MatchResult` keyed by node id and entity name."""
+    best_score, best = outcome.ranked[0] if outcome.ranked else (0.0, (UNMAPPED,) * len(query.nodes))
+    mapping = _mapping(query, names, best)
+    similarity = [dict(row) for row in rows]
+    return MatchResult(
+        mapping=mapping,
+        score=best_score,
+        alternatives=tuple(
+            Alternative(_mapping(query, names, a), s)
+            for s, a in outcome.ranked[1:]
+            if _mapped(a) == _mapped(best)  # a mapping that merely drops nodes is no alternative
+        ),
+        visits=outcome.visits,
+        budget_exhausted=outcome.exhausted,
+        unmatched=tuple(n.id for n in query.nodes if n.id not in mapping),
+        node_scores={n.id: similarity[i][a] for i, (n, a) in enumerate(zip(query.nodes, best, strict=True)) if a >= 0},
+        candidates={n.id: tuple((names[e], s) for e, s in rows[i]) for i, n in enumerate(query.nodes)},
+    )

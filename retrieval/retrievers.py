@@ -1,0 +1,212 @@
+"""The three retrievers of the paper, chosen by name: ``full`` (R-), ``entities`` (R+), ``search`` (RS).
+
+Each takes a :class:`WorldMemory` and plain data (entity names, a query graph), never a
+language model, and returns a :class:`Context`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any, Protocol, runtime_checkable
+
+from kg_memory.memory import WorldMemory
+from kg_memory.model import Fact, Neighbourhood
+from retrieval.context import Context, Found, Provenance
+from retrieval.embedding import Embedder, EmbeddingBackend, EntityEmbeddings, SentenceTransformerEmbedder, StoreBackend
+from retrieval.errors import InvalidParameters, InvalidQuery, UnknownRetriever
+from retrieval.matcher import Candidates, Matcher, MatchParams, MatchResult
+from retrieval.query import QueryGraph
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    def retrieve(
+        self, memory: WorldMemory, *, names: Sequence[str] = (), query: QueryGraph | None = None
+    ) -> Context: ...
+
+
+def _check(retriever: str, params: Any, limits: Mapping[str, int]) -> None:
+    low = [f"{key} must be at least {bound}" for key, bound in limits.items() if getattr(params, key) < bound]
+    if low:
+        raise InvalidParameters(retriever, asdict(params), "; ".join(low))
+
+
+@dataclass(frozen=True, slots=True)
+class FullParams:
+    """R- has no knobs: it is the whole state, the baseline the others are measured against."""
+
+
+@dataclass(frozen=True, slots=True)
+class EntityParams:
+    hops: int = 2
+    max_facts: int = 200
+
+    def __post_init__(self) -> None:
+        _check("entities", self, {"hops": 0, "max_facts": 0})
+
+
+@dataclass(frozen=True, slots=True)
+class SearchParams:
+    """Context size (``hops``, ``max_facts``) plus the matcher's knobs (see :class:`MatchParams`)."""
+
+    hops: int = 2
+    max_facts: int = 200
+    margin: float = 0.15
+    top_k: int = 8
+    min_similarity: float = 0.3
+    path_hops: int = 2
+    path_bonus: float = 0.25
+    disconnect_penalty: float = 0.1
+    budget: int = 10_000
+    alternatives: int = 3
+
+    def __post_init__(self) -> None:
+        _check("search", self, {"hops": 0, "max_facts": 0})
+        self.match_params()  # validates the matcher's share
+
+    def match_params(self) -> MatchParams:
+        names = {f.name for f in fields(MatchParams)}
+        return MatchParams(**{k: v for k, v in asdict(self).items() if k in names})
+
+
+def _neighbourhood_context(
+    retriever: str, hood: Neighbourhood, seeds: Mapping[str, Provenance], match: MatchResult | None = None
+) -> Context:
+    provenance = {
+        name: seeds.get(name) or Provenance(Found.NEIGHBOUR, distance=hood.distance.get(name)) for name in hood.entities
+    }
+    return Context(retriever, hood.entities, hood.facts, provenance, hood.truncated, match=match)
+
+
+class FullRetriever:
+    """R-: every entity and fact of the memory."""
+
+    name = "full"
+
+    def __init__(self, params: FullParams | None = None) -> None:
+        self.params = params or FullParams()
+
+    def retrieve(self, memory: WorldMemory, *, names: Sequence[str] = (), query: QueryGraph | None = None) -> Context:
+        entities = memory.entities()
+        facts = sorted(memory.facts(), key=lambda f: (f.predicate, f.args))
+        return Context(self.name, entities, tuple(facts), dict.fromkeys(entities, Provenance(Found.ALL)))
+
+
+class EntityRetriever:
+    """R+: the caller names entities (the language model, in ``l3mp``); we return their k-hop context."""
+
+    name = "entities"
+
+    def __init__(self, params: EntityParams | None = None) -> None:
+        self.params = params or EntityParams()
+
+    def retrieve(self, memory: WorldMemory, *, names: Sequence[str] = (), query: QueryGraph | None = None) -> Context:
+        if isinstance(names, str):
+            raise InvalidQuery("entity names", names, "pass a list of names, not one string")
+        wanted = [str(n).strip().lower() for n in names]
+        hood = memory.neighbourhood(wanted, self.params.hops, self.params.max_facts)
+        seeds = {n: Provenance(Found.NAMED, distance=0) for n in wanted if n in hood.entities}
+        missing = tuple(dict.fromkeys(n for n in wanted if n not in hood.entities))
+        return replace(_neighbourhood_context(self.name, hood, seeds), missing=missing)
+
+
+class StoreConnectivity:
+    """The matcher's view of a memory's facts, read through its store."""
+
+    def __init__(self, memory: WorldMemory) -> None:
+        self._memory = memory
+
+    def facts_about(self, names: Iterable[str]) -> Iterable[Fact]:
+        return self._memory.store.facts_about(self._memory.name, names)
+
+
+BackendFactory = Callable[[WorldMemory], EmbeddingBackend]
+
+
+class SearchRetriever:
+    """RS: match a query graph to the memory, then return the k-hop context of the mapped entities.
+
+    Entity embeddings are kept per memory and re-synced only when the memory's version moved,
+    so a warm retriever embeds just the query's mentions and relation phrases.
+    """
+
+    name = "search"
+
+    def __init__(
+        self,
+        params: SearchParams | None = None,
+        *,
+        embedder: Embedder | None = None,
+        backend: BackendFactory | None = None,
+    ) -> None:
+        self.params = params or SearchParams()
+        self.embedder: Embedder = embedder or SentenceTransformerEmbedder()
+        self._backend = backend or (lambda memory: StoreBackend(memory.store, memory.name))
+        self._embeddings: dict[tuple[int, str], tuple[int, EntityEmbeddings]] = {}
+        self._matchers: dict[str, Matcher] = {}
+
+    def embeddings(self, memory: WorldMemory) -> EntityEmbeddings:
+        """The memory's entity embeddings, brought up to date if the memory changed."""
+        key = (id(memory.store), memory.name)
+        version = memory.version
+        cached = self._embeddings.get(key)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        embeddings = cached[1] if cached else EntityEmbeddings(self.embedder, self._backend(memory))
+        embeddings.sync(memory.entities().values())
+        self._embeddings[key] = (version, embeddings)
+        return embeddings
+
+    def matcher(self, memory: WorldMemory) -> Matcher:
+        domain = memory.domain
+        if domain.name not in self._matchers:
+            self._matchers[domain.name] = Matcher(
+                self.embedder,
+                domain.language.predicates,
+                is_subtype=domain.is_subtype,
+                known_types=domain.types,
+                params=self.params.match_params(),
+            )
+        return self._matchers[domain.name]
+
+    def match(self, memory: WorldMemory, query: QueryGraph) -> MatchResult:
+        candidates = Candidates.from_embeddings(self.embeddings(memory))
+        return self.matcher(memory).match(query, candidates, StoreConnectivity(memory))
+
+    def retrieve(self, memory: WorldMemory, *, names: Sequence[str] = (), query: QueryGraph | None = None) -> Context:
+        if not isinstance(query, QueryGraph):
+            raise InvalidQuery("query graph", query, "the search retriever needs a QueryGraph")
+        result = self.match(memory, query)
+        ranked = sorted(result.mapping.items(), key=lambda item: -result.node_scores[item[0]])
+        seeds = {entity: Provenance(Found.MATCHED, 0, result.node_scores[node], node) for node, entity in ranked}
+        hood = memory.neighbourhood(list(seeds), self.params.hops, self.params.max_facts)
+        return _neighbourhood_context(self.name, hood, seeds, result)
+
+
+_PARAMS: dict[str, type[Any]] = {"full": FullParams, "entities": EntityParams, "search": SearchParams}
+RETRIEVERS = tuple(_PARAMS)
+
+
+def retriever(
+    name: str, *, embedder: Embedder | None = None, backend: BackendFactory | None = None, **params: Any
+) -> Retriever:
+    """A retriever by name with typed parameters, e.g. ``retriever("search", hops=1, budget=500)``.
+
+    ``embedder`` and ``backend`` apply to ``search`` only (the model and where vectors persist).
+    """
+    if name not in _PARAMS:
+        raise UnknownRetriever(name, RETRIEVERS)
+    try:
+        typed = _PARAMS[name](**params)
+    except TypeError as exc:
+        known = ", ".join(f.name for f in fields(_PARAMS[name])) or "none"
+        raise InvalidParameters(name, params, f"{exc}; known parameters: {known}") from exc
+    if name == "full":
+        return FullRetriever(typed)
+    if name == "entities":
+        return EntityRetriever(typed)
+    return SearchRetriever(typed, embedder=embedder, backend=backend)
