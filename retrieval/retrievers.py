@@ -7,8 +7,8 @@ language model, and returns a :class:`Context`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields, replace
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from kg_memory.memory import WorldMemory
 from kg_memory.model import Fact, Neighbourhood
@@ -51,26 +51,20 @@ class EntityParams:
 
 @dataclass(frozen=True, slots=True)
 class SearchParams:
-    """Context size (``hops``, ``max_facts``) plus the matcher's knobs (see :class:`MatchParams`)."""
+    """Context size (``hops``, ``max_facts``) and the matcher's knobs (:class:`MatchParams`)."""
 
     hops: int = 2
     max_facts: int = 200
-    margin: float = 0.15
-    top_k: int = 8
-    min_similarity: float = 0.3
-    path_hops: int = 2
-    path_bonus: float = 0.25
-    disconnect_penalty: float = 0.1
-    budget: int = 10_000
-    alternatives: int = 3
+    match: MatchParams = field(default_factory=MatchParams)
 
     def __post_init__(self) -> None:
         _check("search", self, {"hops": 0, "max_facts": 0})
-        self.match_params()  # validates the matcher's share
 
-    def match_params(self) -> MatchParams:
-        names = {f.name for f in fields(MatchParams)}
-        return MatchParams(**{k: v for k, v in asdict(self).items() if k in names})
+    @classmethod
+    def of(cls, **params: Any) -> SearchParams:
+        """From flat keywords: ``hops``, ``max_facts`` and any :class:`MatchParams` field."""
+        own = {key: params.pop(key) for key in ("hops", "max_facts") if key in params}
+        return cls(**own, match=MatchParams(**params))
 
 
 def _neighbourhood_context(
@@ -169,7 +163,7 @@ class SearchRetriever:
                 domain.language.predicates,
                 is_subtype=domain.is_subtype,
                 known_types=domain.types,
-                params=self.params.match_params(),
+                params=self.params.match,
             )
         return self._matchers[domain.name]
 
@@ -191,6 +185,13 @@ _PARAMS: dict[str, type[Any]] = {"full": FullParams, "entities": EntityParams, "
 RETRIEVERS = tuple(_PARAMS)
 
 
+def _known(name: str) -> str:
+    names = [f.name for f in fields(_PARAMS[name]) if f.name != "match"]
+    if name == "search":
+        names += [f.name for f in fields(MatchParams)]
+    return ", ".join(names) or "none"
+
+
 def retriever(
     name: str, *, embedder: Embedder | None = None, backend: BackendFactory | None = None, **params: Any
 ) -> Retriever:
@@ -198,15 +199,20 @@ def retriever(
 
     ``embedder`` and ``backend`` apply to ``search`` only (the model and where vectors persist).
     """
-    if name not in _PARAMS:
-        raise UnknownRetriever(name, RETRIEVERS)
-    try:
-        typed = _PARAMS[name](**params)
-    except TypeError as exc:
-        known = ", ".join(f.name for f in fields(_PARAMS[name])) or "none"
-        raise InvalidParameters(name, params, f"{exc}; known parameters: {known}") from exc
     if name == "full":
-        return FullRetriever(typed)
+        return FullRetriever(_typed(name, FullParams, params))
     if name == "entities":
-        return EntityRetriever(typed)
-    return SearchRetriever(typed, embedder=embedder, backend=backend)
+        return EntityRetriever(_typed(name, EntityParams, params))
+    if name == "search":
+        return SearchRetriever(_typed(name, SearchParams.of, params), embedder=embedder, backend=backend)
+    raise UnknownRetriever(name, RETRIEVERS)
+
+
+T = TypeVar("T")
+
+
+def _typed(name: str, build: Callable[..., T], params: Mapping[str, Any]) -> T:
+    try:
+        return build(**params)
+    except TypeError as exc:
+        raise InvalidParameters(name, dict(params), f"{exc}; known parameters: {_known(name)}") from exc
