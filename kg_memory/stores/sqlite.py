@@ -18,6 +18,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from kg_memory.domain import DomainRegistry
 from kg_memory.errors import (
@@ -191,15 +192,18 @@ class SQLiteStore:
 
     # -- reads ------------------------------------------------------------------------------
 
-    def entities(self, memory: str, names: Iterable[str] | None = None) -> dict[str, Entity]:
-        memory_id = self._memory_id(memory)
-        query = "SELECT name, type, label, attrs FROM entities WHERE memory_id = ?"
-        params: tuple[object, ...] = (memory_id,)
+    def _rows_by_name(self, memory: str, select: str, names: Iterable[str] | None) -> list[Any]:
+        """``select`` rows of one memory (its table has ``memory_id`` and ``name``), optionally by name."""
+        query = f"{select} WHERE memory_id = ?"
+        params: list[object] = [self._memory_id(memory)]
         if names is not None:
             query += " AND name IN (SELECT value FROM json_each(?))"
-            params += (_json_list(names),)
+            params.append(_json_list(names))
         with self._errors("read"):
-            rows = self._conn().execute(query, params).fetchall()
+            return self._conn().execute(query, params).fetchall()
+
+    def entities(self, memory: str, names: Iterable[str] | None = None) -> dict[str, Entity]:
+        rows = self._rows_by_name(memory, "SELECT name, type, label, attrs FROM entities", names)
         return {n: Entity.unchecked(n, t, label, json.loads(a)) for n, t, label, a in rows}
 
     def facts(self, memory: str, predicate: str | None = None, entity: str | None = None) -> frozenset[Fact]:
@@ -321,14 +325,7 @@ class SQLiteStore:
     # -- embeddings (derived data: not logged, no new version) --------------------------------
 
     def embeddings(self, memory: str, names: Iterable[str] | None = None) -> Embeddings:
-        memory_id = self._memory_id(memory)
-        query = "SELECT name, text_hash, vector FROM embeddings WHERE memory_id = ?"
-        params: tuple[object, ...] = (memory_id,)
-        if names is not None:
-            query += " AND name IN (SELECT value FROM json_each(?))"
-            params += (_json_list(names),)
-        with self._errors("read"):
-            rows = self._conn().execute(query, params).fetchall()
+        rows = self._rows_by_name(memory, "SELECT name, text_hash, vector FROM embeddings", names)
         return {n: (h, _unpack(v)) for n, h, v in rows}
 
     def put_embeddings(self, memory: str, rows: Mapping[str, tuple[str, Sequence[float]]]) -> None:
