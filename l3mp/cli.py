@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kg_memory import L3mpError, WorldMemory
-from l3mp import sim_cli
+from l3mp import bench_cli, sim_cli
 from l3mp.settings import Settings
 from l3mp.stores import open_store
 
@@ -34,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("file", type=Path)
     sub.add_argument("--name", help="import under this name")
     sim_cli.add_commands(commands)
+    bench_cli.add_commands(commands)
     return parser
 
 
@@ -54,6 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "sim":  # the simulator needs no store
             sim_cli.run(args, console)
+            return 0
+        if args.command == "bench":  # the benchmark opens its own stores
+            bench_cli.run(args, console)
             return 0
         store = open_store(_settings(args))
         try:

