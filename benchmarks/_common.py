@@ -96,23 +96,6 @@ class GcClock:
             gc.callbacks.remove(self)
 
 
-@contextlib.contextmanager
-def gc_frozen(enabled: bool = True) -> Iterator[None]:
-    """Collect, then move every object alive now out of the collector's reach until the block ends.
-
-    What the benchmark built before (a household, a world, imported modules) then costs the
-    collector nothing, so its passes measure what the timed code allocates.
-    """
-    if enabled:
-        gc.collect()
-        gc.freeze()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.unfreeze()
-
-
 # -- results --------------------------------------------------------------------------------
 
 

@@ -31,7 +31,6 @@ from rich.table import Table
 from benchmarks._common import (
     add_common_arguments,
     description,
-    gc_frozen,
     header,
     judged,
     machine_info,
@@ -43,6 +42,7 @@ from benchmarks._common import (
 )
 from benchmarks.chooser import Chooser
 from kg_memory import Domain, DomainRegistry
+from l3mp.tuning import gc_frozen
 from planning import ActionEvaluator, GroundAction, World
 from sim.household import Home, HomeSpec, generate_home
 

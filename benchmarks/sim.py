@@ -37,7 +37,6 @@ import sim.simulator
 from benchmarks._common import (
     add_common_arguments,
     description,
-    gc_frozen,
     header,
     judged,
     machine_info,
@@ -48,6 +47,7 @@ from benchmarks._common import (
     write_results,
 )
 from kg_memory import Domain, DomainRegistry
+from l3mp.tuning import gc_frozen
 from planning.planner import PlanResult, solve
 from sim.episode import EpisodeConfig, generate_episode, write_episode
 from sim.household import HomeSpec

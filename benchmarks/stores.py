@@ -35,7 +35,6 @@ from benchmarks._common import (
     GcClock,
     add_common_arguments,
     description,
-    gc_frozen,
     header,
     judged,
     machine_info,
@@ -48,6 +47,7 @@ from benchmarks._common import (
 from benchmarks.household import Household, Mover, build_household, load_batches
 from kg_memory import Delta, DomainRegistry, Entity, Fact, GraphStore, Update, UpdateSource, UpdateStatus, WorldMemory
 from kg_memory.stores import Neo4jStore, SQLiteStore
+from l3mp.tuning import gc_frozen
 
 DOMAIN = "example_home"
 # Per store: verified apply changes/s at least, and 2-hop neighbourhood p95 ms at most.

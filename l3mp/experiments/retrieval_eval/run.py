@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import random
 import statistics
 import tempfile
@@ -18,6 +17,7 @@ from kg_memory import DomainRegistry, GraphStore, UpdateSource, UpdateStatus, Wo
 from l3mp.experiments.retrieval_eval.measure import Retrievers, Sample, make_retrievers, measure, timed
 from l3mp.experiments.retrieval_eval.probes import Probe, next_probe
 from l3mp.experiments.retrieval_eval.queries import DEFAULT_NOISE, DOMAIN, RETRIEVER_NAMES, Noise
+from l3mp.tuning import gc_frozen
 from retrieval import (
     Embedder,
     QueryEdge,
@@ -95,7 +95,7 @@ def run_episode(
         )
         baseline = retrievers.search.embeddings(memory).computed
         rng = random.Random(f"retrieval-eval/{spec.seed}")
-        with _gc_frozen(freeze_gc):
+        with gc_frozen(freeze_gc):
             for step in range(1, scale.steps + 1):
                 _step(sim, step, scale, rng, noise, retrievers, memory, run)
                 if on_step is not None:
@@ -104,18 +104,6 @@ def run_episode(
         return run
     finally:
         store.delete_memory(memory.name)
-
-
-@contextlib.contextmanager
-def _gc_frozen(enabled: bool) -> Iterator[None]:
-    if enabled:
-        gc.collect()
-        gc.freeze()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.unfreeze()
 
 
 def _step(
