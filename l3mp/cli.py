@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from kg_memory import L3mpError, WorldMemory
+from kg_memory import GraphStore, L3mpError, WorldMemory
 from l3mp import bench_cli, sim_cli
 from l3mp.settings import Settings
 from l3mp.stores import open_store
@@ -70,10 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _run(args: argparse.Namespace, store: object, console: Console) -> None:
-    from kg_memory.store import GraphStore
-
-    assert isinstance(store, GraphStore)
+def _run(args: argparse.Namespace, store: GraphStore, console: Console) -> None:
     if args.command == "demo":
         from l3mp.demo import run_demo
 
