@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import SecretStr
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -18,6 +18,13 @@ class Settings(BaseSettings):
     neo4j_user: str = "neo4j"
     neo4j_password: SecretStr = SecretStr("")
     neo4j_database: str | None = None
+
+    llm_base_url: str = "https://api.openai.com/v1"
+    llm_model: str = "gpt-4o-mini"
+    llm_api_key: SecretStr = SecretStr("")
+    llm_timeout: float = Field(default=60.0, gt=0)
+    llm_max_retries: int = Field(default=3, ge=0)
+    llm_structured: bool | None = None
 
     @property
     def neo4j_auth(self) -> tuple[str, str] | None:

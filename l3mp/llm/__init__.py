@@ -1,0 +1,34 @@
+"""Language models: one protocol, an OpenAI-compatible client, cassettes and a scripted double."""
+
+from l3mp.llm.base import (
+    Completion,
+    InvalidMessage,
+    LanguageModel,
+    LLMError,
+    MalformedOutput,
+    Message,
+    ModelUnavailable,
+    Usage,
+)
+from l3mp.llm.cassette import CassetteError, CassettePlayer, CassetteRecorder, UnrecordedRequest, request_key
+from l3mp.llm.openai_client import OpenAICompatibleModel
+from l3mp.llm.scripted import ScriptedModel, ScriptExhausted
+
+__all__ = [
+    "CassetteError",
+    "CassettePlayer",
+    "CassetteRecorder",
+    "Completion",
+    "InvalidMessage",
+    "LLMError",
+    "LanguageModel",
+    "MalformedOutput",
+    "Message",
+    "ModelUnavailable",
+    "OpenAICompatibleModel",
+    "ScriptExhausted",
+    "ScriptedModel",
+    "UnrecordedRequest",
+    "Usage",
+    "request_key",
+]

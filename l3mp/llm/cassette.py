@@ -1,0 +1,120 @@
+"""Cassettes: record a live run's model traffic to JSONL, replay it offline and deterministically.
+
+Each line is ``{"key", "request", "response"}``; the key is the SHA-256 of the request's canonical JSON
+(messages, schema, name). Replay serves identical requests in recorded order and fails loudly on a
+request that was never recorded. A reply the backend rejected as malformed is recorded as such and
+replayed as the same MalformedOutput; ModelUnavailable is infrastructure and is not recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict, deque
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from l3mp.llm.base import Completion, LanguageModel, LLMError, MalformedOutput, Message, Usage
+
+
+class UnrecordedRequest(LLMError):
+    """Replay met a request the cassette does not hold (or holds fewer times than asked)."""
+
+    def __init__(self, path: Path, key: str, excerpt: str, recorded: int = 0) -> None:
+        self.path = path
+        self.key = key
+        self.excerpt = excerpt
+        times = f"recorded only {recorded} time(s)" if recorded else "not recorded"
+        super().__init__(f"request {key[:16]} {times} in cassette {path}; first user message: {excerpt!r}")
+
+
+class CassetteError(LLMError):
+    def __init__(self, path: Path, line: int, problem: str) -> None:
+        self.path = path
+        self.line = line
+        super().__init__(f"{path}:{line}: {problem}")
+
+
+def request_json(messages: Sequence[Message], schema: Mapping[str, Any] | None, name: str) -> dict[str, Any]:
+    return {"messages": [m.to_dict() for m in messages], "schema": schema, "name": name}
+
+
+def request_key(messages: Sequence[Message], schema: Mapping[str, Any] | None = None, name: str = "response") -> str:
+    canonical = json.dumps(request_json(messages, schema, name), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _excerpt(messages: Sequence[Message]) -> str:
+    user = next((m.content for m in messages if m.role == "user"), "")
+    return user if len(user) <= 120 else user[:120] + "..."
+
+
+class CassetteRecorder:
+    """Passes every call to ``inner`` and appends the exchange to ``path`` (created or truncated)."""
+
+    def __init__(self, inner: LanguageModel, path: Path | str) -> None:
+        self.inner = inner
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text("", encoding="utf-8")
+
+    def complete(
+        self, messages: Sequence[Message], *, schema: Mapping[str, Any] | None = None, name: str = "response"
+    ) -> Completion:
+        response: dict[str, Any]
+        try:
+            completion = self.inner.complete(messages, schema=schema, name=name)
+        except MalformedOutput as exc:
+            self._write(messages, schema, name, {"malformed": {"text": exc.text, "problem": exc.problem}})
+            raise
+        usage = {
+            "prompt_tokens": completion.usage.prompt_tokens,
+            "completion_tokens": completion.usage.completion_tokens,
+        }
+        response = {"text": completion.text, "data": completion.data, "usage": usage, "model": completion.model}
+        self._write(messages, schema, name, response)
+        return completion
+
+    def _write(
+        self, messages: Sequence[Message], schema: Mapping[str, Any] | None, name: str, response: dict[str, Any]
+    ) -> None:
+        record = {"key": request_key(messages, schema, name), "request": request_json(messages, schema, name)}
+        record["response"] = response
+        with self.path.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+class CassettePlayer:
+    """Replays a cassette; identical requests are served in recorded order."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self._responses: dict[str, deque[dict[str, Any]]] = defaultdict(deque)
+        self._served: dict[str, int] = defaultdict(int)
+        for number, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                self._responses[record["key"]].append(record["response"])
+            except (ValueError, KeyError, TypeError) as exc:
+                raise CassetteError(self.path, number, f"not a cassette record: {exc}") from exc
+
+    @property
+    def remaining(self) -> int:
+        return sum(len(queue) for queue in self._responses.values())
+
+    def complete(
+        self, messages: Sequence[Message], *, schema: Mapping[str, Any] | None = None, name: str = "response"
+    ) -> Completion:
+        key = request_key(messages, schema, name)
+        queue = self._responses.get(key)
+        if not queue:
+            raise UnrecordedRequest(self.path, key, _excerpt(messages), self._served[key])
+        response = queue.popleft()
+        self._served[key] += 1
+        if "malformed" in response:
+            raise MalformedOutput(response["malformed"]["text"], response["malformed"]["problem"])
+        usage = Usage(response["usage"]["prompt_tokens"], response["usage"]["completion_tokens"])
+        return Completion(text=response["text"], data=response["data"], usage=usage, model=response["model"])

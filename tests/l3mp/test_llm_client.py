@@ -1,0 +1,312 @@
+"""OpenAICompatibleModel against a scripted fake OpenAI-compatible server on 127.0.0.1 (no network)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import openai
+import pytest
+from pydantic import SecretStr
+
+from l3mp.llm import LanguageModel, LLMError, MalformedOutput, Message, ModelUnavailable, OpenAICompatibleModel, Usage
+from l3mp.settings import Settings
+
+SCHEMA = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}
+ASK = [Message("system", "You add numbers."), Message("user", "What is 2 + 2?")]
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    content: str | None = '{"answer": 4}'
+    body: dict[str, Any] | None = None  # replaces the whole response body when given
+    delay: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+    usage: bool = True
+
+
+def chat_body(content: str | None, usage: bool = True) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "fake-model-2024",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+    }
+    if usage:
+        body["usage"] = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+    return body
+
+
+def error_body(message: str, param: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": None}}
+
+
+class FakeServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.script: deque[Reply] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.stopping = threading.Event()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:  # quiet: clients may hang up on timeouts
+        pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: FakeServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length", "0"))
+        payload = json.loads(self.rfile.read(length) or b"{}")
+        self.server.requests.append({"path": self.path, "json": payload})
+        if self.path != "/v1/chat/completions":
+            reply = Reply(status=404, body=error_body(f"no route {self.path}"))
+        elif self.server.script:
+            reply = self.server.script.popleft()
+        else:
+            reply = Reply(status=500, body=error_body("fake server: script exhausted"))
+        if reply.delay and self.server.stopping.wait(reply.delay):
+            return
+        body = reply.body if reply.body is not None else chat_body(reply.content, reply.usage)
+        data = json.dumps(body).encode()
+        try:
+            self.send_response(reply.status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:
+            pass
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    fake = FakeServer()
+    thread = threading.Thread(target=fake.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        fake.stopping.set()
+        fake.shutdown()
+        fake.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture
+def make_client(server: FakeServer) -> Iterator[Callable[..., OpenAICompatibleModel]]:
+    clients: list[OpenAICompatibleModel] = []
+
+    def make(**overrides: Any) -> OpenAICompatibleModel:
+        options: dict[str, Any] = {"base_url": server.base_url, "model": "fake-model", "api_key": "sk-test"}
+        options.update({"timeout": 2.0, "max_retries": 2, "backoff": 0.01, "max_backoff": 0.05})
+        options.update(overrides)
+        client = OpenAICompatibleModel(**options)
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        client.close()
+
+
+def sent_format(server: FakeServer, index: int) -> Any:
+    return server.requests[index]["json"].get("response_format")
+
+
+def test_it_is_a_language_model(make_client: Callable[..., OpenAICompatibleModel]) -> None:
+    assert isinstance(make_client(), LanguageModel)
+
+
+def test_json_schema_reply_is_parsed_with_usage_and_model(
+    server: FakeServer, make_client: Callable[..., OpenAICompatibleModel]
+) -> None:
+    server.script.append(Reply(content='{"answer": 4}'))
+    completion = make_client().complete(ASK, schema=SCHEMA, name="sum")
+    assert completion.data == {"answer": 4}
+    assert completion.text == '{"answer": 4}'
+    assert completion.usage == Usage(11, 7)
+    assert completion.model == "fake-model-2024"
+    sent = server.requests[0]["json"]
+    assert sent["model"] == "fake-model"
+    assert sent["messages"] == [m.to_dict() for m in ASK]
+    assert sent["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "sum", "schema": SCHEMA, "strict": True},
+    }
+
+
+def test_plain_text_without_schema(server: FakeServer, make_client: Callable[..., OpenAICompatibleModel]) -> None:
+    server.script.append(Reply(content="Four.", usage=False))
+    completion = make_client().complete(ASK)
+    assert (completion.text, completion.data, completion.usage) == ("Four.", None, Usage(0, 0))
+    assert sent_format(server, 0) is None
+
+
+def test_fenced_json_is_parsed(server: FakeServer, make_client: Callable[..., OpenAICompatibleModel]) -> None:
+    server.script.append(Reply(content='Sure! Here it is:\n```json\n{"answer": 4}\n```\nAnything else?'))
+    assert make_client().complete(ASK, schema=SCHEMA).data == {"answer": 4}
+
+
+def test_non_json_reply_raises_malformed_output_with_raw_text(
+    server: FakeServer, make_client: Callable[..., OpenAICompatibleModel]
+) -> None:
+    server.script.append(Reply(content="I think it is four."))
+    with pytest.raises(MalformedOutput) as caught:
+        make_client().complete(ASK, schema=SCHEMA)
+    assert caught.value.text == "I think it is four."
+    assert isinstance(caught.value, LLMError)
+
+
+def test_json_of_the_wrong_shape_raises_malformed_output(
+    server: FakeServer, make_client: Callable[..., OpenAICompatibleModel]
+) -> None:
+    server.script.append(Reply(content="[4]"))
+    with pytest.raises(MalformedOutput, match="expected a JSON object"):
+        make_client().complete(ASK, schema=SCHEMA)
+
+
+def test_rejected_json_schema_falls_back_to_json_object_and_remembers(
+    server: FakeServer, make_client: Callable[..., OpenAICompatibleModel]
+) -> None:
+    rejection = error_body("response_format type json_schema is not supported", param="response_format")
+    server.script.extend([Reply(status=400, body=rejection), Reply(), Reply(content='{"answer": 5}')])
+    client = make_client()
+    assert client.complete(ASK, schema=SCHEMA).data == {"answer": 4}
+    assert client.mode == "json_object"
+    assert client.complete(ASK, schema=SCHEMA).data == {"answer": 5}
+    assert [sent_format(server, i)["type"] for i in range(3)] == ["json_schema", "json_object", "json_object"]
+    instruction = server.requests[1]["json"]["messages"][0]
+    assert instruction["role"] == "system" and '"answer"' in instruction["content"]
+    assert len(server.requests) == 3
+
+
+def test_falls_back_to_schema_in_prompt_when_json_mode_is_rejected_too(
+    server: FakeServer, make_client: Callable[..., OpenAICompatibleModel]
+) -> None:
+    server.script.extend(
+        [
+            Reply(status=400, body=error_body("Unknown field: json_schema")),
+            Reply(status=400, body=error_body("response_format not supported")),
+            Reply(content='```\n{"answer": 4}\n```'),
+        ]
+    )
+    client = make_client()
+    assert client.complete(ASK, schema=SCHEMA).data == {"answer": 4}
+    assert client.mode == "prompt"
+    assert sent_format(server, 2) is None
+    assert "JSON schema" in server.requests[2]["json"]["messages"][0]["content"]
+
+
+def test_unrelated_bad_request_is_not_a_fallback(
+    server: FakeServer, make_client: Callable[..., OpenAICompatibleModel]
+) -> None:
+    server.script.append(Reply(status=400, body=error_body("context length exceeded")))
+    client = make_client()
+    with pytest.raises(ModelUnavailable, match="HTTP 400") as caught:
+        client.complete(ASK, schema=SCHEMA)
+    assert isinstance(caught.value.__cause__, openai.BadRequestError)
+    assert client.mode == "json_schema"
+    assert len(server.requests) == 1
+
+
+def test_structured_true_does_not_fall_back(
+    server: FakeServer, make_client: Callable[..., OpenAICompatibleModel]
+) -> None:
+    server.script.append(Reply(status=400, body=error_body("json_schema is not supported")))
+    with pytest.raises(ModelUnavailable):
+        make_client(structured=True).complete(ASK, schema=SCHEMA)
+    assert len(server.requests) == 1
+
+
+def test_structured_false_puts_the_schema_in_the_prompt(
+    server: FakeServer, make_client: Callable[..., OpenAICompatibleModel]
+) -> None:
+    server.script.append(Reply())
+    assert make_client(structured=False).complete(ASK, schema=SCHEMA).data == {"answer": 4}
+    assert sent_format(server, 0) is None
+    assert len(server.requests[0]["json"]["messages"]) == len(ASK) + 1
+
+
+def test_rate_limit_is_retried(server: FakeServer, make_client: Callable[..., OpenAICompatibleModel]) -> None:
+    server.script.extend([Reply(status=429, body=error_body("slow down"), headers={"retry-after": "0"}), Reply()])
+    assert make_client().complete(ASK, schema=SCHEMA).data == {"answer": 4}
+    assert len(server.requests) == 2
+
+
+def test_server_errors_exhaust_bounded_retries(
+    server: FakeServer, make_client: Callable[..., OpenAICompatibleModel]
+) -> None:
+    server.script.extend(Reply(status=500, body=error_body("boom")) for _ in range(5))
+    client = make_client(max_retries=2)
+    with pytest.raises(ModelUnavailable) as caught:
+        client.complete(ASK, schema=SCHEMA)
+    error = caught.value
+    assert (error.attempts, error.base_url, error.model) == (3, server.base_url, "fake-model")
+    assert "HTTP 500" in error.cause
+    assert isinstance(error.__cause__, openai.InternalServerError)
+    assert len(server.requests) == 3
+
+
+def test_slow_reply_times_out(server: FakeServer, make_client: Callable[..., OpenAICompatibleModel]) -> None:
+    server.script.extend(Reply(delay=5.0) for _ in range(2))
+    started = time.monotonic()
+    with pytest.raises(ModelUnavailable) as caught:
+        make_client(timeout=0.2, max_retries=1).complete(ASK)
+    assert time.monotonic() - started < 3.0
+    assert caught.value.attempts == 2
+    assert isinstance(caught.value.__cause__, openai.APITimeoutError)
+
+
+def test_endpoint_down_is_model_unavailable() -> None:
+    with socket.socket() as probe:  # a loopback port with nothing listening
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = OpenAICompatibleModel(f"http://127.0.0.1:{port}/v1", "m", max_retries=1, backoff=0.01, timeout=1.0)
+    with client, pytest.raises(ModelUnavailable) as caught:
+        client.complete(ASK)
+    assert isinstance(caught.value.__cause__, openai.APIConnectionError)
+    assert caught.value.attempts == 2
+
+
+def test_bad_limits_are_rejected() -> None:
+    with pytest.raises(LLMError, match="max_retries"):
+        OpenAICompatibleModel("http://127.0.0.1:1/v1", "m", max_retries=-1)
+
+
+def test_from_settings() -> None:
+    settings = Settings(
+        llm_base_url="http://127.0.0.1:9/v1",
+        llm_model="llama",
+        llm_api_key=SecretStr("secret"),
+        llm_timeout=3,
+        llm_max_retries=1,
+    )
+    with OpenAICompatibleModel.from_settings(settings) as client:
+        assert (client.base_url, client.model, client.timeout, client.max_retries) == (
+            "http://127.0.0.1:9/v1",
+            "llama",
+            3.0,
+            1,
+        )
+        assert "secret" not in repr(client)
