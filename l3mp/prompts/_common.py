@@ -1,0 +1,111 @@
+"""Shared pieces of the prompts: input checks, the domain's vocabulary, entities and facts as text.
+
+Every list is sorted so the rendered text depends only on the inputs, never on their order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from kg_memory.domain import Domain, PredicateSchema
+from kg_memory.errors import L3mpError
+from kg_memory.model import Entity, Fact
+
+ISSUES_HEADER = "Your previous answer had these problems:"
+TRIPLE_NOTE = (
+    "Facts are written one per line as (subject, predicate, object); "
+    "a one-argument fact is written (subject, predicate, true)."
+)
+
+
+class InvalidPromptInput(L3mpError):
+    """A prompt was asked to render from bad inputs (misuse or an empty request); carries the value."""
+
+    def __init__(self, what: str, value: object, problem: str) -> None:
+        self.what = what
+        self.value = value
+        self.problem = problem
+        super().__init__(f"invalid {what} {value!r}: {problem}")
+
+
+def check_domain(value: object) -> Domain:
+    if not isinstance(value, Domain):
+        raise InvalidPromptInput("domain", value, "must be a Domain")
+    return value
+
+
+def check_text(what: str, value: object) -> str:
+    """A non-empty string, with its whitespace runs collapsed."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidPromptInput(what, value, "must be a non-empty string")
+    return " ".join(value.split())
+
+
+def check_items(what: str, values: object, kind: type[Any]) -> tuple[Any, ...]:
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise InvalidPromptInput(what, values, f"must be a sequence of {kind.__name__}")
+    items = tuple(values)
+    bad = [v for v in items if not isinstance(v, kind)]
+    if bad:
+        raise InvalidPromptInput(what, bad[0], f"every item must be a {kind.__name__}")
+    return items
+
+
+def check_issues(values: object) -> tuple[str, ...]:
+    issues = check_items("issues", values, str)
+    return tuple(check_text("issue", issue) for issue in issues)
+
+
+def predicate_line(schema: PredicateSchema, template: str | None) -> str:
+    """``(on ?i - item ?f - furniture): ?i is on ?f``."""
+    if template is None:
+        return schema.signature()
+    return f"{schema.signature()}: {template.format(*(f'?{p.name}' for p in schema.parameters))}"
+
+
+def render_predicates(domain: Domain) -> str:
+    templates = domain.language.predicates
+    return "\n".join(predicate_line(domain.predicates[n], templates.get(n)) for n in sorted(domain.predicates))
+
+
+def render_types(domain: Domain) -> str:
+    """``- sink (a kind of furniture)``; the root type ``object`` is left out."""
+    lines = []
+    for name in sorted(t for t in domain.types if t != "object"):
+        parent = domain.types[name]
+        lines.append(f"- {name}" if parent in (None, "object") else f"- {name} (a kind of {parent})")
+    return "\n".join(lines)
+
+
+def render_entities(entities: Sequence[Entity]) -> str:
+    """``mug_1 (dish): blue mug``, one per line, by name; ``(none)`` when empty."""
+    unique = {e.name: e for e in entities}
+    lines = [f"{e.name} ({e.type}): {e.label}" for _, e in sorted(unique.items())]
+    return "\n".join(lines) or "(none)"
+
+
+def render_facts(facts: Sequence[Fact]) -> str:
+    """The triple view, one fact per line, sorted; ``(none)`` when empty."""
+    return "\n".join(sorted({f.display() for f in facts})) or "(none)"
+
+
+def render_issues(issues: Sequence[str]) -> str:
+    """The re-prompt block, or ``""`` when there is nothing to report."""
+    if not issues:
+        return ""
+    return "\n\n" + ISSUES_HEADER + "\n" + "\n".join(f"- {i}" for i in issues) + "\nAnswer again, fixing them."
+
+
+def strict_object(properties: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON-schema object in OpenAI strict mode: every property required, nothing else allowed."""
+    return {
+        "type": "object",
+        "properties": dict(properties),
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def string_array() -> dict[str, Any]:
+    return {"type": "array", "items": {"type": "string"}}

@@ -1,0 +1,79 @@
+"""The goal prompt (Alg. 4, line 2): a task and the retrieved facts → a PDDL goal formula."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from kg_memory.domain import Domain
+from kg_memory.model import Entity, Fact
+from l3mp.llm.base import Message
+from l3mp.prompts._common import (
+    TRIPLE_NOTE,
+    check_domain,
+    check_issues,
+    check_items,
+    check_text,
+    render_entities,
+    render_facts,
+    render_issues,
+    render_predicates,
+    strict_object,
+)
+
+NAME: Final = "goal"
+
+SCHEMA: Final[dict[str, Any]] = strict_object({"goal": {"type": "string"}})
+
+_SYSTEM: Final = """\
+You turn a task for a household robot into the :goal of a PDDL problem in the domain "{domain}".
+
+Predicates (parameters, then meaning):
+{predicates}
+
+Rules:
+- Write one PDDL goal formula, e.g. (and (p a b) (not (q c))), with predicates p, q and entities a, b, c.
+- Use only the predicates above and the entities listed; use and, or, not as needed.
+- Describe the state the task asks for, not the actions that reach it.
+
+{triple_note}
+Answer in JSON: {{"goal": "<PDDL goal formula>"}}."""
+
+_USER: Final = """\
+Entities (name (type): label):
+{entities}
+
+Current facts:
+{facts}
+
+Task: {task}{issues}"""
+
+
+@dataclass(frozen=True, slots=True)
+class GoalInput:
+    domain: Domain
+    task: str
+    entities: Sequence[Entity]
+    facts: Sequence[Fact]
+    issues: Sequence[str] = ()  # problems found in the previous goal, for a re-prompt
+
+    def __post_init__(self) -> None:
+        check_domain(self.domain)
+        object.__setattr__(self, "task", check_text("task", self.task))
+        object.__setattr__(self, "entities", check_items("entities", self.entities, Entity))
+        object.__setattr__(self, "facts", check_items("facts", self.facts, Fact))
+        object.__setattr__(self, "issues", check_issues(self.issues))
+
+
+def render(inputs: GoalInput) -> list[Message]:
+    system = _SYSTEM.format(
+        domain=inputs.domain.name, predicates=render_predicates(inputs.domain), triple_note=TRIPLE_NOTE
+    )
+    user = _USER.format(
+        entities=render_entities(inputs.entities),
+        facts=render_facts(inputs.facts),
+        task=inputs.task,
+        issues=render_issues(inputs.issues),
+    )
+    return [Message("system", system), Message("user", user)]

@@ -1,0 +1,86 @@
+"""The state-change prompt (Alg. 3, line 5): an utterance and the retrieved facts → REMOVE/ADD edits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from kg_memory.domain import Domain
+from kg_memory.model import Entity, Fact
+from l3mp.llm.base import Message
+from l3mp.prompts._common import (
+    TRIPLE_NOTE,
+    check_domain,
+    check_issues,
+    check_items,
+    check_text,
+    render_entities,
+    render_facts,
+    render_issues,
+    render_predicates,
+    strict_object,
+    string_array,
+)
+
+NAME: Final = "state_change"
+
+_EDIT: Final = strict_object({"predicate": {"type": "string"}, "args": string_array()})
+SCHEMA: Final[dict[str, Any]] = strict_object(
+    {"remove": {"type": "array", "items": _EDIT}, "add": {"type": "array", "items": _EDIT}}
+)
+
+_SYSTEM: Final = """\
+You keep a robot's memory of a home up to date. The memory is a set of facts over the predicates below.
+A person tells you what changed; answer with the facts to remove and the facts to add.
+
+Predicates (parameters, then meaning):
+{predicates}
+
+Rules:
+- Use only the predicates above, with arguments in the order of their parameters and of the right types.
+- Use only the entities listed; you cannot create new entities.
+- Moving something means removing the fact about its old location as well as adding the new one.
+- Remove only facts that are currently true; add only facts that become true.
+- If nothing changes, answer with two empty lists.
+
+{triple_note}
+In the answer a fact is its predicate and its arguments: (a, p, b) is {{"predicate": "p", "args": ["a", "b"]}}
+and (a, p, true) is {{"predicate": "p", "args": ["a"]}}.
+Answer in JSON: {{"remove": [{{"predicate": "...", "args": ["..."]}}], "add": [...]}}."""
+
+_USER: Final = """\
+Entities (name (type): label):
+{entities}
+
+Current facts:
+{facts}
+
+Update: {utterance}{issues}"""
+
+
+@dataclass(frozen=True, slots=True)
+class StateChangeInput:
+    domain: Domain
+    utterance: str
+    entities: Sequence[Entity]
+    facts: Sequence[Fact]
+    issues: Sequence[str] = ()  # the verifier's findings on the previous answer, for a re-prompt
+
+    def __post_init__(self) -> None:
+        check_domain(self.domain)
+        object.__setattr__(self, "utterance", check_text("utterance", self.utterance))
+        object.__setattr__(self, "entities", check_items("entities", self.entities, Entity))
+        object.__setattr__(self, "facts", check_items("facts", self.facts, Fact))
+        object.__setattr__(self, "issues", check_issues(self.issues))
+
+
+def render(inputs: StateChangeInput) -> list[Message]:
+    system = _SYSTEM.format(predicates=render_predicates(inputs.domain), triple_note=TRIPLE_NOTE)
+    user = _USER.format(
+        entities=render_entities(inputs.entities),
+        facts=render_facts(inputs.facts),
+        utterance=inputs.utterance,
+        issues=render_issues(inputs.issues),
+    )
+    return [Message("system", system), Message("user", user)]
