@@ -109,3 +109,23 @@ def strict_object(properties: Mapping[str, Any]) -> dict[str, Any]:
 
 def string_array() -> dict[str, Any]:
     return {"type": "array", "items": {"type": "string"}}
+
+
+def render_context_request(
+    entities: Sequence[Entity], facts: Sequence[Fact], label: str, text: str, issues: Sequence[str]
+) -> str:
+    """The user message of prompts that act on retrieved context: entities, facts, the request."""
+    return (
+        f"Entities (name (type): label):\n{render_entities(entities)}\n\n"
+        f"Current facts:\n{render_facts(facts)}\n\n"
+        f"{label}: {text}{render_issues(issues)}"
+    )
+
+
+def check_context(inputs: Any, text_field: str) -> None:
+    """Validate and normalize, in place, the fields shared by the context prompts' inputs."""
+    check_domain(inputs.domain)
+    object.__setattr__(inputs, text_field, check_text(text_field, getattr(inputs, text_field)))
+    object.__setattr__(inputs, "entities", check_items("entities", inputs.entities, Entity))
+    object.__setattr__(inputs, "facts", check_items("facts", inputs.facts, Fact))
+    object.__setattr__(inputs, "issues", check_issues(inputs.issues))

@@ -11,13 +11,8 @@ from kg_memory.model import Entity, Fact
 from l3mp.llm.base import Message
 from l3mp.prompts._common import (
     TRIPLE_NOTE,
-    check_domain,
-    check_issues,
-    check_items,
-    check_text,
-    render_entities,
-    render_facts,
-    render_issues,
+    check_context,
+    render_context_request,
     render_predicates,
     strict_object,
 )
@@ -40,15 +35,6 @@ Rules:
 {triple_note}
 Answer in JSON: {{"goal": "<PDDL goal formula>"}}."""
 
-_USER: Final = """\
-Entities (name (type): label):
-{entities}
-
-Current facts:
-{facts}
-
-Task: {task}{issues}"""
-
 
 @dataclass(frozen=True, slots=True)
 class GoalInput:
@@ -59,21 +45,12 @@ class GoalInput:
     issues: Sequence[str] = ()  # problems found in the previous goal, for a re-prompt
 
     def __post_init__(self) -> None:
-        check_domain(self.domain)
-        object.__setattr__(self, "task", check_text("task", self.task))
-        object.__setattr__(self, "entities", check_items("entities", self.entities, Entity))
-        object.__setattr__(self, "facts", check_items("facts", self.facts, Fact))
-        object.__setattr__(self, "issues", check_issues(self.issues))
+        check_context(self, "task")
 
 
 def render(inputs: GoalInput) -> list[Message]:
     system = _SYSTEM.format(
         domain=inputs.domain.name, predicates=render_predicates(inputs.domain), triple_note=TRIPLE_NOTE
     )
-    user = _USER.format(
-        entities=render_entities(inputs.entities),
-        facts=render_facts(inputs.facts),
-        task=inputs.task,
-        issues=render_issues(inputs.issues),
-    )
+    user = render_context_request(inputs.entities, inputs.facts, "Task", inputs.task, inputs.issues)
     return [Message("system", system), Message("user", user)]

@@ -11,13 +11,8 @@ from kg_memory.model import Entity, Fact
 from l3mp.llm.base import Message
 from l3mp.prompts._common import (
     TRIPLE_NOTE,
-    check_domain,
-    check_issues,
-    check_items,
-    check_text,
-    render_entities,
-    render_facts,
-    render_issues,
+    check_context,
+    render_context_request,
     render_predicates,
     strict_object,
     string_array,
@@ -49,15 +44,6 @@ In the answer a fact is its predicate and its arguments: (a, p, b) is {{"predica
 and (a, p, true) is {{"predicate": "p", "args": ["a"]}}.
 Answer in JSON: {{"remove": [{{"predicate": "...", "args": ["..."]}}], "add": [...]}}."""
 
-_USER: Final = """\
-Entities (name (type): label):
-{entities}
-
-Current facts:
-{facts}
-
-Update: {utterance}{issues}"""
-
 
 @dataclass(frozen=True, slots=True)
 class StateChangeInput:
@@ -68,19 +54,10 @@ class StateChangeInput:
     issues: Sequence[str] = ()  # the verifier's findings on the previous answer, for a re-prompt
 
     def __post_init__(self) -> None:
-        check_domain(self.domain)
-        object.__setattr__(self, "utterance", check_text("utterance", self.utterance))
-        object.__setattr__(self, "entities", check_items("entities", self.entities, Entity))
-        object.__setattr__(self, "facts", check_items("facts", self.facts, Fact))
-        object.__setattr__(self, "issues", check_issues(self.issues))
+        check_context(self, "utterance")
 
 
 def render(inputs: StateChangeInput) -> list[Message]:
     system = _SYSTEM.format(predicates=render_predicates(inputs.domain), triple_note=TRIPLE_NOTE)
-    user = _USER.format(
-        entities=render_entities(inputs.entities),
-        facts=render_facts(inputs.facts),
-        utterance=inputs.utterance,
-        issues=render_issues(inputs.issues),
-    )
+    user = render_context_request(inputs.entities, inputs.facts, "Update", inputs.utterance, inputs.issues)
     return [Message("system", system), Message("user", user)]
