@@ -3,7 +3,7 @@ JSON schema (OpenAI strict mode) as ``SCHEMA``.
 """
 
 from l3mp.prompts import entity_selection, goal, query_graph, state_change
-from l3mp.prompts._common import ISSUES_HEADER, InvalidPromptInput
+from l3mp.prompts._common import ISSUES_HEADER, InvalidPromptInput, follow_up
 from l3mp.prompts.entity_selection import EntitySelectionInput
 from l3mp.prompts.goal import GoalInput
 from l3mp.prompts.query_graph import QueryGraphInput
@@ -17,6 +17,7 @@ __all__ = [
     "QueryGraphInput",
     "StateChangeInput",
     "entity_selection",
+    "follow_up",
     "goal",
     "query_graph",
     "state_change",

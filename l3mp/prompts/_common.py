@@ -11,6 +11,7 @@ from typing import Any
 from kg_memory.domain import Domain, PredicateSchema
 from kg_memory.errors import L3mpError
 from kg_memory.model import Entity, Fact
+from l3mp.llm.base import Message
 
 ISSUES_HEADER = "Your previous answer had these problems:"
 TRIPLE_NOTE = (
@@ -90,11 +91,16 @@ def render_facts(facts: Sequence[Fact]) -> str:
     return "\n".join(sorted({f.display() for f in facts})) or "(none)"
 
 
-def render_issues(issues: Sequence[str]) -> str:
-    """The re-prompt block, or ``""`` when there is nothing to report."""
-    if not issues:
-        return ""
-    return "\n\n" + ISSUES_HEADER + "\n" + "\n".join(f"- {i}" for i in issues) + "\nAnswer again, fixing them."
+def follow_up(messages: Sequence[Message], previous_answer: str, issues: Sequence[str]) -> list[Message]:
+    """The conversation for a re-prompt: the model's previous answer, then what was wrong with it.
+
+    The context is not repeated; the model reads its own answer and the issues, which name facts.
+    """
+    problems = check_issues(issues)
+    if not problems:
+        raise InvalidPromptInput("issues", issues, "a re-prompt needs at least one issue")
+    feedback = ISSUES_HEADER + "\n" + "\n".join(f"- {i}" for i in problems) + "\nAnswer again, fixing them."
+    return [*messages, Message("assistant", previous_answer), Message("user", feedback)]
 
 
 def strict_object(properties: Mapping[str, Any]) -> dict[str, Any]:
@@ -111,14 +117,12 @@ def string_array() -> dict[str, Any]:
     return {"type": "array", "items": {"type": "string"}}
 
 
-def render_context_request(
-    entities: Sequence[Entity], facts: Sequence[Fact], label: str, text: str, issues: Sequence[str]
-) -> str:
+def render_context_request(entities: Sequence[Entity], facts: Sequence[Fact], label: str, text: str) -> str:
     """The user message of prompts that act on retrieved context: entities, facts, the request."""
     return (
         f"Entities (name (type): label):\n{render_entities(entities)}\n\n"
         f"Current facts:\n{render_facts(facts)}\n\n"
-        f"{label}: {text}{render_issues(issues)}"
+        f"{label}: {text}"
     )
 
 
@@ -128,4 +132,3 @@ def check_context(inputs: Any, text_field: str) -> None:
     object.__setattr__(inputs, text_field, check_text(text_field, getattr(inputs, text_field)))
     object.__setattr__(inputs, "entities", check_items("entities", inputs.entities, Entity))
     object.__setattr__(inputs, "facts", check_items("facts", inputs.facts, Fact))
-    object.__setattr__(inputs, "issues", check_issues(inputs.issues))

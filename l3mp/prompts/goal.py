@@ -42,7 +42,6 @@ class GoalInput:
     task: str
     entities: Sequence[Entity]
     facts: Sequence[Fact]
-    issues: Sequence[str] = ()  # problems found in the previous goal, for a re-prompt
 
     def __post_init__(self) -> None:
         check_context(self, "task")
@@ -52,5 +51,5 @@ def render(inputs: GoalInput) -> list[Message]:
     system = _SYSTEM.format(
         domain=inputs.domain.name, predicates=render_predicates(inputs.domain), triple_note=TRIPLE_NOTE
     )
-    user = render_context_request(inputs.entities, inputs.facts, "Task", inputs.task, inputs.issues)
+    user = render_context_request(inputs.entities, inputs.facts, "Task", inputs.task)
     return [Message("system", system), Message("user", user)]

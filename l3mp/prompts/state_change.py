@@ -51,7 +51,6 @@ class StateChangeInput:
     utterance: str
     entities: Sequence[Entity]
     facts: Sequence[Fact]
-    issues: Sequence[str] = ()  # the verifier's findings on the previous answer, for a re-prompt
 
     def __post_init__(self) -> None:
         check_context(self, "utterance")
@@ -59,5 +58,5 @@ class StateChangeInput:
 
 def render(inputs: StateChangeInput) -> list[Message]:
     system = _SYSTEM.format(predicates=render_predicates(inputs.domain), triple_note=TRIPLE_NOTE)
-    user = render_context_request(inputs.entities, inputs.facts, "Update", inputs.utterance, inputs.issues)
+    user = render_context_request(inputs.entities, inputs.facts, "Update", inputs.utterance)
     return [Message("system", system), Message("user", user)]

@@ -24,6 +24,7 @@ from l3mp.prompts import (
     QueryGraphInput,
     StateChangeInput,
     entity_selection,
+    follow_up,
     goal,
     query_graph,
     state_change,
@@ -32,6 +33,7 @@ from retrieval.query import QueryGraph
 
 GOLDEN = Path(__file__).parent / "golden"
 UTTERANCE = "Alice took the blue mug off the kitchen table and turned off the overhead light."
+PREVIOUS = '{"remove": [], "add": [{"predicate": "holding", "args": ["alice", "mug_1"]}]}'
 ISSUES = ("(on mug_1 table_1) is still true: remove it when mug_1 moves.", "Unknown predicate 'holding'.")
 
 
@@ -71,8 +73,8 @@ def _cases(domain: Domain) -> dict[str, list[Message]]:
         "query_graph": query_graph.render(QueryGraphInput(domain, UTTERANCE)),
         "entity_selection": entity_selection.render(EntitySelectionInput(domain, UTTERANCE, _entities())),
         "state_change": state_change.render(StateChangeInput(domain, UTTERANCE, _entities(), _facts())),
-        "state_change_reprompt": state_change.render(
-            StateChangeInput(domain, UTTERANCE, _entities(), _facts(), issues=ISSUES)
+        "state_change_reprompt": follow_up(
+            state_change.render(StateChangeInput(domain, UTTERANCE, _entities(), _facts())), PREVIOUS, ISSUES
         ),
         "goal": goal.render(
             GoalInput(domain, "Bring the blue mug to Alice and switch on the overhead light.", _entities(), _facts())
@@ -87,7 +89,8 @@ def _text(messages: Sequence[Message]) -> str:
 @pytest.mark.parametrize("name", ["query_graph", "entity_selection", "state_change", "state_change_reprompt", "goal"])
 def test_golden(domain: Domain, name: str) -> None:
     messages = _cases(domain)[name]
-    assert [m.role for m in messages] == ["system", "user"]
+    follow = ["assistant", "user"] if name.endswith("reprompt") else []
+    assert [m.role for m in messages] == ["system", "user", *follow]
     path = GOLDEN / f"{name}.txt"
     if os.environ.get("L3MP_UPDATE_GOLDEN") == "1":
         path.write_text(_text(messages), encoding="utf-8")
@@ -110,15 +113,25 @@ def test_predicates_shown_with_parameters_and_english(domain: Domain) -> None:
     assert "(lamp_1, light_on, true)" in user
 
 
-def test_issues_appear_on_reprompt_only(domain: Domain) -> None:
-    first = state_change.render(StateChangeInput(domain, UTTERANCE, _entities(), _facts()))[-1].content
-    again = state_change.render(StateChangeInput(domain, UTTERANCE, _entities(), _facts(), ISSUES))[-1].content
-    assert ISSUES_HEADER not in first
-    assert ISSUES_HEADER in again
-    assert all(f"- {issue}" in again for issue in ISSUES)
-    assert again.index(ISSUES_HEADER) > again.index(UTTERANCE)
-    goal_again = goal.render(GoalInput(domain, "Wash the mug.", _entities(), _facts(), ["Unknown entity 'cup_9'."]))
+def test_a_reprompt_follows_the_previous_answer_with_the_issues(domain: Domain) -> None:
+    first = state_change.render(StateChangeInput(domain, UTTERANCE, _entities(), _facts()))
+    again = follow_up(first, PREVIOUS, ISSUES)
+    assert ISSUES_HEADER not in first[-1].content
+    assert again[: len(first)] == first  # the context is not repeated
+    assert again[-2] == Message("assistant", PREVIOUS)
+    assert again[-1].content.startswith(ISSUES_HEADER)
+    assert all(f"- {issue}" in again[-1].content for issue in ISSUES)
+    goal_first = goal.render(GoalInput(domain, "Wash the mug.", _entities(), _facts()))
+    goal_again = follow_up(goal_first, '{"goal": "(clean cup_9)"}', ["Unknown entity 'cup_9'."])
     assert "- Unknown entity 'cup_9'." in goal_again[-1].content
+
+
+def test_a_reprompt_without_issues_is_refused(domain: Domain) -> None:
+    first = state_change.render(StateChangeInput(domain, UTTERANCE, _entities(), _facts()))
+    with pytest.raises(InvalidPromptInput):
+        follow_up(first, PREVIOUS, [])
+    with pytest.raises(InvalidPromptInput):
+        follow_up(first, PREVIOUS, ["  "])
 
 
 def _walk(schema: Any, where: str = "$") -> Iterator[str]:
@@ -206,8 +219,6 @@ def test_whitespace_in_request_is_collapsed(domain: Domain) -> None:
     [
         lambda d: StateChangeInput(d, UTTERANCE, ["mug_1"], _facts()),  # type: ignore[list-item]
         lambda d: StateChangeInput(d, UTTERANCE, _entities(), ["(on mug_1 table_1)"]),  # type: ignore[list-item]
-        lambda d: StateChangeInput(d, UTTERANCE, _entities(), _facts(), issues=[""]),
-        lambda d: StateChangeInput(d, UTTERANCE, _entities(), _facts(), issues="not a list"),
         lambda d: GoalInput("example_home", "Wash the mug.", _entities(), _facts()),  # type: ignore[arg-type]
         lambda d: EntitySelectionInput(d, UTTERANCE, "mug_1"),  # type: ignore[arg-type]
     ],
@@ -218,8 +229,8 @@ def test_bad_inputs_rejected(domain: Domain, build: Callable[[Domain], object]) 
 
 
 def test_inputs_are_frozen_tuples(domain: Domain) -> None:
-    inputs = StateChangeInput(domain, UTTERANCE, _entities(), _facts(), issues=list(ISSUES))
-    assert isinstance(inputs.entities, tuple) and isinstance(inputs.facts, tuple) and inputs.issues == ISSUES
+    inputs = StateChangeInput(domain, UTTERANCE, list(_entities()), list(_facts()))
+    assert isinstance(inputs.entities, tuple) and isinstance(inputs.facts, tuple)
     with pytest.raises(AttributeError):
         inputs.utterance = "x"  # type: ignore[misc]
 
