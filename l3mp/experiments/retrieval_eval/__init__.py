@@ -15,8 +15,8 @@ query's texts the first time they occur, which is also reported separately.
 """
 
 from l3mp.experiments.retrieval_eval.probes import Probe, event_needed, event_probe, next_probe, task_probe
-from l3mp.experiments.retrieval_eval.queries import RETRIEVER_NAMES, Noise, mention, query_graph
-from l3mp.experiments.retrieval_eval.run import Scale, judge, open_store, run_scale, scales
+from l3mp.experiments.retrieval_eval.run import RETRIEVER_NAMES, Scale, judge, open_store, run_scale, scales
+from sim.queries import Noise, mention, query_graph
 
 __all__ = [
     "Noise",

@@ -8,8 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kg_memory import WorldMemory
-from l3mp.experiments.retrieval_eval.probes import Probe
-from l3mp.experiments.retrieval_eval.queries import StepKind
+from l3mp.experiments.retrieval_eval.probes import Probe, StepKind
 from retrieval import (
     Context,
     Embedder,

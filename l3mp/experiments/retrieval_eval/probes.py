@@ -3,28 +3,21 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
-from kg_memory import Delta, Entity, Fact
+from kg_memory import Delta, Fact
 from kg_memory.formula import Formula
-from l3mp.experiments.retrieval_eval.queries import (
-    HOLDER_PLACES,
-    PLACES,
-    Noise,
-    StepKind,
-    fact_links,
-    goal_links,
-    query_graph,
-)
-from planning.problem import goal_objects, goal_types
+from planning.problem import goal_objects
 from planning.world import World
-from retrieval import (
-    QueryGraph,
-    QueryNode,
-)
+from retrieval import QueryGraph
 from sim import Event, Simulator, Task
 from sim.errors import SimulationError
+from sim.queries import Noise, event_query, task_names, task_query
+
+PLACES = ("on", "inside", "in_hand", "held")  # where an item is
+HOLDER_PLACES = ("in_room", "person_in")  # where what holds it is
+StepKind = Literal["event", "task"]
 
 # -- ground truth and requests ---------------------------------------------------------------------
 
@@ -57,33 +50,16 @@ def task_needed(goal: Formula, world: World) -> frozenset[Fact]:
     return frozenset(about | where)
 
 
-def _type_query(goal: Formula) -> QueryGraph:
-    """For a goal over all objects of a type ("every light"): one node per type."""
-    types = sorted(goal_types(goal)) or ["object"]
-    return QueryGraph(tuple(QueryNode(f"n{i}", f"{t}s", t) for i, t in enumerate(types, start=1)))
-
-
 def event_probe(step: int, event: Event, world: World, rng: random.Random, noise: Noise) -> Probe:
-    templates = world.domain.language.predicates
-    facts = sorted(event.delta.remove | event.delta.add, key=lambda f: (f.predicate, f.args))
-    entities = _entities(world, event.entities)
-    query = query_graph(event.entities, fact_links(facts), entities, templates, rng, noise)
+    query = event_query(event, world, rng, noise)
     if query is None:
         raise SimulationError(f"event {event.kind} names no known entity")
     return Probe(step, "event", event.kind, event.text, event_needed(event), event.entities, query, event.delta)
 
 
 def task_probe(step: int, task: Task, world: World, rng: random.Random, noise: Noise) -> Probe:
-    names = tuple(dict.fromkeys((*task.entities, *sorted(goal_objects(task.goal)))))
-    templates = world.domain.language.predicates
-    query = query_graph(names, goal_links(task.goal), _entities(world, names), templates, rng, noise)
-    return Probe(
-        step, "task", task.kind, task.text, task_needed(task.goal, world), names, query or _type_query(task.goal)
-    )
-
-
-def _entities(world: World, names: Iterable[str]) -> dict[str, Entity]:
-    return {n: e for n in names if (e := world.entity(n)) is not None}
+    query = task_query(task, world, rng, noise)
+    return Probe(step, "task", task.kind, task.text, task_needed(task.goal, world), task_names(task), query)
 
 
 def propose_task(sim: Simulator, attempts: int = 10) -> Task:

@@ -16,7 +16,6 @@ from typing import Any
 from kg_memory import DomainRegistry, GraphStore, UpdateSource, UpdateStatus, WorldMemory
 from l3mp.experiments.retrieval_eval.measure import Retrievers, Sample, make_retrievers, measure, timed
 from l3mp.experiments.retrieval_eval.probes import Probe, next_probe
-from l3mp.experiments.retrieval_eval.queries import DEFAULT_NOISE, DOMAIN, RETRIEVER_NAMES, Noise
 from l3mp.tuning import gc_frozen
 from retrieval import (
     Embedder,
@@ -25,6 +24,10 @@ from retrieval import (
     QueryNode,
 )
 from sim import HomeSpec, Simulator, generate_home
+from sim.queries import DEFAULT_NOISE, Noise
+
+DOMAIN = "household"
+RETRIEVER_NAMES = ("full", "entities", "search")
 
 # -- episodes --------------------------------------------------------------------------------------
 

@@ -1,26 +1,25 @@
-"""The query graphs a language model would write: derived from the truth, with its noise."""
+"""The query graphs a language model would write, derived from the truth with its noise.
+
+A model reading "Ava put the blue mug on the table" writes nodes for what the sentence mentions
+(labels, sometimes a synonym or a shortened label, not always a type) and edges for the relations
+it states (the predicate's words or a paraphrase, some left out). The retrieval experiments feed
+such graphs to the search retriever, and the simulated language model answers the query-graph
+prompt with them. Every draw comes from the caller's ``random.Random``, in a fixed order.
+"""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from kg_memory import Entity, Fact
 from kg_memory.formula import And, Atom, Formula, Not, Or, Quantified
-from retrieval import (
-    QueryEdge,
-    QueryGraph,
-    QueryNode,
-    relation_phrase,
-)
-
-DOMAIN = "household"
-RETRIEVER_NAMES = ("full", "entities", "search")
-PLACES = ("on", "inside", "in_hand", "held")  # where an item is
-HOLDER_PLACES = ("in_room", "person_in")  # where what holds it is
-StepKind = Literal["event", "task"]
+from planning.problem import goal_objects, goal_types
+from planning.world import World
+from retrieval import QueryEdge, QueryGraph, QueryNode, relation_phrase
+from sim.events import Event
+from sim.tasks import Task
 
 # -- the noise a language model adds ---------------------------------------------------------------
 
@@ -177,3 +176,54 @@ def goal_links(goal: Formula) -> list[Link]:
         case And(args=args) | Or(args=args):
             return [link for a in args for link in goal_links(a)]
     return []
+
+
+def type_query(goal: Formula) -> QueryGraph:
+    """For a goal over all objects of a type ("every light"): one node per type."""
+    types = sorted(goal_types(goal)) or ["object"]
+    return QueryGraph(tuple(QueryNode(f"n{i}", f"{t}s", t) for i, t in enumerate(types, start=1)))
+
+
+def known_entities(world: World, names: Iterable[str]) -> dict[str, Entity]:
+    return {n: e for n in names if (e := world.entity(n)) is not None}
+
+
+def event_query(event: Event, world: World, rng: random.Random, noise: Noise) -> QueryGraph | None:
+    """A model's query graph for ``event``: its entities and the binary facts its delta changes."""
+    facts = sorted(event.delta.remove | event.delta.add, key=lambda f: (f.predicate, f.args))
+    templates = world.domain.language.predicates
+    return query_graph(event.entities, fact_links(facts), known_entities(world, event.entities), templates, rng, noise)
+
+
+def task_names(task: Task) -> tuple[str, ...]:
+    """The entities a task concerns: its own, then the goal's constants."""
+    return tuple(dict.fromkeys((*task.entities, *sorted(goal_objects(task.goal)))))
+
+
+def task_query(task: Task, world: World, rng: random.Random, noise: Noise) -> QueryGraph:
+    """A model's query graph for ``task``: its entities and the goal's binary atoms, else its types."""
+    names = task_names(task)
+    templates = world.domain.language.predicates
+    query = query_graph(names, goal_links(task.goal), known_entities(world, names), templates, rng, noise)
+    return query or type_query(task.goal)
+
+
+__all__ = [
+    "DEFAULT_NOISE",
+    "PARAPHRASES",
+    "SYNONYMS",
+    "Link",
+    "Noise",
+    "event_query",
+    "fact_links",
+    "goal_links",
+    "known_entities",
+    "mention",
+    "query_graph",
+    "relation",
+    "shorten",
+    "synonym",
+    "task_names",
+    "task_query",
+    "type_query",
+]
