@@ -16,6 +16,7 @@ from kg_memory.model import (
     Entity,
     Fact,
     Issue,
+    IssueCode,
     Memory,
     Neighbourhood,
     State,
@@ -24,7 +25,7 @@ from kg_memory.model import (
     UpdateStatus,
 )
 from kg_memory.store import GraphStore
-from kg_memory.verifier import Verifier
+from kg_memory.verifier import StateView, Verifier
 
 # Attempts to re-verify and commit when other writers keep moving the memory on.
 DEFAULT_COMMIT_ATTEMPTS = 8
@@ -35,6 +36,28 @@ def _source(value: UpdateSource | str) -> UpdateSource:
         return UpdateSource(value)
     except ValueError as exc:
         raise InvalidValue("update source", value, f"use one of {', '.join(s.value for s in UpdateSource)}") from exc
+
+
+# Issues that mean a fact cannot be stored at all, even by an unverified update.
+_UNSTORABLE = frozenset(
+    {
+        IssueCode.UNKNOWN_PREDICATE,
+        IssueCode.WRONG_ARITY,
+        IssueCode.UNKNOWN_ENTITY,
+        IssueCode.REMOVE_ABSENT,
+        IssueCode.ADD_PRESENT,
+        IssueCode.REMOVE_AND_ADD,
+    }
+)
+
+
+def _storable(delta: Delta, issues: tuple[Issue, ...], meta: Mapping[str, Any] | None) -> tuple[Delta, dict[str, Any]]:
+    """What an unverified update writes, and the meta that says what was found and dropped."""
+    bad = {issue.fact for issue in issues if issue.code in _UNSTORABLE and issue.fact is not None}
+    kept = Delta(remove=delta.remove - bad, add=delta.add - bad)
+    dropped = sorted(str(f) for f in (delta.remove | delta.add) & bad)
+    recorded = {**(meta or {}), "verified": False, "issues": [i.to_json() for i in issues], "dropped": dropped}
+    return kept, recorded
 
 
 class _View:
@@ -88,6 +111,10 @@ class WorldMemory:
     def state(self) -> State:
         return operations.current_state(self.store, self.name)
 
+    def view(self) -> StateView:
+        """A read view of the current state, for code that computes deltas (as the verifier does)."""
+        return _View(self.store, self.name)
+
     def neighbourhood(self, seeds: Iterable[str], hops: int = 2, max_facts: int = 200) -> Neighbourhood:
         return operations.neighbourhood(self.store, self.name, seeds, hops, max_facts)
 
@@ -104,7 +131,7 @@ class WorldMemory:
 
     def verify(self, delta: Delta, source: UpdateSource) -> tuple[Issue, ...]:
         """Issues the delta would have against the current state (nothing is written)."""
-        return self.verifier.verify(delta, _View(self.store, self.name), _source(source))
+        return self.verifier.verify(delta, self.view(), _source(source))
 
     def apply(
         self,
@@ -115,14 +142,22 @@ class WorldMemory:
         expected_version: int | None = None,
         meta: Mapping[str, Any] | None = None,
         attempts: int = DEFAULT_COMMIT_ATTEMPTS,
+        verify: bool = True,
     ) -> Update:
         """Verify ``delta`` and apply it atomically, or record it as rejected with its issues.
 
         With ``expected_version`` the caller's view must still be current, or
         :class:`VersionConflict` is raised. Without it, a conflict with a concurrent writer
         re-verifies the delta against the new state and tries again, up to ``attempts`` times.
+
+        ``verify=False`` is for the paper's unverified variants (experiments): nothing is
+        rejected; the part of the delta a graph can hold (known predicates and entities, removals
+        of facts that hold, additions of facts that do not) is committed, rule violations
+        included, and the issues found and the facts dropped are kept in the update's meta.
         """
         source = _source(source)
+        if not verify and delta.new_entities:
+            raise InvalidValue("unverified delta", delta.to_json(), "only verified updates may create entities")
         for attempt in range(max(1, attempts)):
             version = self.version
             if expected_version is not None and version != expected_version:
@@ -130,13 +165,22 @@ class WorldMemory:
             issues = self.verify(delta, source)
             if issues and self.version != version:
                 continue  # verified against a state that moved on meanwhile: the issues may not hold
+            written, recorded = (delta, dict(meta or {})) if verify else _storable(delta, issues, meta)
+            if not verify:
+                issues = ()
 
-            def update(status: UpdateStatus, version: int = version, issues: tuple[Issue, ...] = issues) -> Update:
-                return Update(self.name, source, delta, status, input, issues, version, meta=meta or {})
+            def update(
+                status: UpdateStatus,
+                version: int = version,
+                issues: tuple[Issue, ...] = issues,
+                written: Delta = written,
+                recorded: dict[str, Any] = recorded,
+            ) -> Update:
+                return Update(self.name, source, written, status, input, issues, version, meta=recorded)
 
             if issues:
                 return self.store.record(update(UpdateStatus.REJECTED))
-            if delta.is_empty:
+            if written.is_empty:
                 return self.store.record(update(UpdateStatus.NOOP))
             try:
                 return self.store.commit(update(UpdateStatus.APPLIED), expected_version=version)

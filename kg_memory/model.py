@@ -231,6 +231,8 @@ class IssueCode(enum.StrEnum):
     UNKNOWN_TYPE = "unknown_type"
     ENTITY_EXISTS = "entity_exists"
     ENTITY_NOT_ALLOWED = "entity_not_allowed"
+    INVALID_INPUT = "invalid_input"  # the request itself is unusable (empty, too long, noise)
+    MALFORMED_ANSWER = "malformed_answer"  # a language model's answer could not be read as edits
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,11 @@ from kg_memory.rules import GroupKind, Invariant, InvariantKind, RuleGroup
 # too, and a revert may undo whatever an earlier (verified) update did.
 SOURCES_CREATING_ENTITIES = frozenset({UpdateSource.SENSOR})
 SOURCES_CHANGING_STATIC = frozenset({UpdateSource.SENSOR, UpdateSource.REVERT})
+# Perception may lose track of an entity: an item expected in view but not seen has unknown
+# whereabouts, and the memory records that by keeping no location rather than a false one. So
+# for these sources an invariant broken by a removal is allowed; one broken by an addition or
+# a new entity (a new item with no place) is still an issue.
+SOURCES_LOSING_TRACK = frozenset({UpdateSource.SENSOR})
 
 
 class StateView(Protocol):
@@ -75,7 +80,7 @@ class Verifier:
         added = delta.add - malformed - before
         before_index, after_index = _Index(before), _Index(after)
         issues += self._check_groups(before_index, after_index, added)
-        issues += self._check_invariants(delta, before_index, after_index, known)
+        issues += self._check_invariants(delta, before_index, after_index, known, source)
         return tuple(issues)
 
     # -- entities and schema -------------------------------------------------------------
@@ -207,20 +212,27 @@ class Verifier:
         return Issue(code, fact, message)
 
     def _check_invariants(
-        self, delta: Delta, before: _Index, after: _Index, known: Mapping[str, Entity]
+        self, delta: Delta, before: _Index, after: _Index, known: Mapping[str, Entity], source: UpdateSource
     ) -> list[Issue]:
         issues = []
         touched = {name: known[name] for name in delta.mentioned() if name in known}
         changed = {f.predicate for f in delta.add | delta.remove}
+        losing_track = source in SOURCES_LOSING_TRACK
         for invariant in self.domain.rules.invariants:
             if invariant.kind is InvariantKind.AT_LEAST_ONE:
-                issues += self._at_least_one(invariant, delta, before, after, touched)
+                issues += self._at_least_one(invariant, delta, before, after, touched, losing_track)
             elif changed & invariant.predicates():
-                issues += self._requires(invariant, before, after)
+                issues += self._requires(invariant, before, after, losing_track)
         return issues
 
     def _at_least_one(
-        self, invariant: Invariant, delta: Delta, before: _Index, after: _Index, touched: Mapping[str, Entity]
+        self,
+        invariant: Invariant,
+        delta: Delta,
+        before: _Index,
+        after: _Index,
+        touched: Mapping[str, Entity],
+        losing_track: bool,
     ) -> list[Issue]:
         issues = []
         new_names = {e.name for e in delta.new_entities}
@@ -229,8 +241,10 @@ class Verifier:
                 continue
             if _holders(invariant, after, name):
                 continue
-            if name not in new_names and not _holders(invariant, before, name):
-                continue  # it was already missing; this delta did not cause it
+            if name not in new_names and (losing_track or not _holders(invariant, before, name)):
+                # it was already missing, so this delta did not cause it; or only removals made it
+                # go missing (an existing entity loses holders by removal only), which is allowed
+                continue
             culprit = next((f for f in sorted(delta.remove, key=str) if name in f.args), None)
             message = (
                 invariant.message.format_map(_Vars({invariant.var[1:]: name}))
@@ -240,12 +254,14 @@ class Verifier:
             issues.append(Issue(IssueCode.INVARIANT, culprit, message))
         return issues
 
-    def _requires(self, invariant: Invariant, before: _Index, after: _Index) -> list[Issue]:
+    def _requires(self, invariant: Invariant, before: _Index, after: _Index, losing_track: bool) -> list[Issue]:
         issues = []
         old = _unsatisfied(invariant, before)
         for fact, binding in sorted(_unsatisfied(invariant, after).items(), key=lambda e: str(e[0])):
             if fact in old:
                 continue
+            if losing_track and fact in before.facts:
+                continue  # it held and was satisfied before, so a removal broke it: allowed here
             message = (
                 invariant.message.format_map(_Vars({k[1:]: v for k, v in binding.items()}))
                 if invariant.message

@@ -1,5 +1,6 @@
-"""Observations and, with the updates issue, observations → deltas against the memory."""
+"""Observations of what the robot perceives, and observations → deltas against the memory."""
 
+from perception.delta import observation_delta, unseen_entities
 from perception.observation import Observation, ObservedEntity
 
-__all__ = ["Observation", "ObservedEntity"]
+__all__ = ["Observation", "ObservedEntity", "observation_delta", "unseen_entities"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from kg_memory.errors import InvalidName
 from kg_memory.model import Entity, Fact, pddl_name
@@ -66,19 +66,36 @@ class ObservedEntity(BaseModel):
 
 
 class Observation(BaseModel):
-    """Everything the robot ``robot`` sees in ``room`` at ``time_step``."""
+    """Everything the robot ``robot`` sees in ``room`` at ``time_step``.
+
+    ``opaque`` names observed entities whose contents cannot be seen (closed containers): what is
+    in them is not expected in view, so not seeing it says nothing about whether it is still there.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     room: str
     robot: str = "robot_1"
     entities: tuple[ObservedEntity, ...] = ()
+    opaque: tuple[str, ...] = ()
     time_step: int = Field(default=0, ge=0)
 
     @field_validator("room", "robot")
     @classmethod
     def _pddl(cls, value: str) -> str:
         return _name(value)
+
+    @field_validator("opaque")
+    @classmethod
+    def _opaque(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(_name(n) for n in value)
+
+    @model_validator(mode="after")
+    def _opaque_are_observed(self) -> Observation:
+        unseen = sorted(set(self.opaque) - set(self.names()))
+        if unseen:
+            raise ValueError(f"opaque names entities that are not observed: {', '.join(unseen)}")
+        return self
 
     def facts(self) -> frozenset[Fact]:
         """Every fact the observation asserts."""

@@ -3,7 +3,8 @@
 It sees the room, the furniture and appliances in it, the items on or in them (not those inside a
 closed container), the people there and what they hold, and itself with what it holds; each with the
 properties and relations that hold in the true state. Room connections are not reported: doors do not
-move, and an observation is about the contents of one room.
+move, and an observation is about the contents of one room. Closed containers in view are reported as
+``opaque``: the robot sees the fridge but not what is in it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Iterable, Mapping
 
 from kg_memory.model import Entity, Fact
 from perception.observation import Observation, ObservedEntity
+from sim.household import CONTAINER_TYPES
 
 _HIDDEN_RELATIONS = frozenset({"connected"})
 
@@ -33,7 +35,9 @@ def observe(
     visible = _visible(state, room, robot)
     ordered = [room, robot, *sorted(visible - {room, robot})]
     entities = [_observed(_entity(home_entities_by_name, name, robot), about.get(name, ())) for name in ordered]
-    return Observation(room=room, robot=robot, entities=tuple(entities), time_step=time_step)
+    return Observation(
+        room=room, robot=robot, entities=tuple(entities), opaque=_closed_containers(entities), time_step=time_step
+    )
 
 
 def _robot_room(facts: Iterable[Fact], robot: str) -> str:
@@ -67,6 +71,13 @@ def _visible(state: frozenset[Fact], room: str, robot: str) -> set[str]:
         ):
             items.add(args[0])
     return {room, robot} | fixtures | people | items
+
+
+def _closed_containers(entities: Iterable[ObservedEntity]) -> tuple[str, ...]:
+    """Containers in view without ``open``: the domain types ``open`` and ``inside`` by container (washers
+    and dryers are containers), and a container that is not open is closed, so its contents are hidden.
+    Surfaces, sinks and baskets cannot be closed, so what is on them is always in view."""
+    return tuple(e.name for e in entities if e.type in CONTAINER_TYPES and "open" not in e.properties)
 
 
 def _entity(entities: Mapping[str, Entity], name: str, robot: str) -> Entity:

@@ -153,3 +153,29 @@ def test_constants_are_known_entities(verifier: Verifier) -> None:
     empty = SetView([Entity("hall", "room")], [])
     delta = Delta(add={F("(robot_at robot_1 hall)"), F("(hand_empty robot_1)")})
     assert verifier.verify(delta, empty, UpdateSource.EXECUTION) == ()
+
+
+def test_perception_may_lose_track_of_an_item_but_language_may_not(verifier: Verifier, view: SetView) -> None:
+    # the book was expected on the shelf but not seen: its whereabouts are unknown, not false
+    delta = Delta(remove={F("(on book_1 shelf_1)")})
+    assert verifier.verify(delta, view, SENSOR) == ()
+    (issue,) = verifier.verify(delta, view, NL)
+    assert issue.code is IssueCode.INVARIANT and issue.message.startswith("book_1 must be somewhere")
+
+
+def test_perception_may_lose_track_of_a_person_holding_something(verifier: Verifier) -> None:
+    view = SetView(SURVEY_ENTITIES, {*SURVEY_FACTS, F("(in_hand book_1 alex)")} - {F("(on book_1 shelf_1)")})
+    delta = Delta(remove={F("(person_in alex hall)")})
+    assert verifier.verify(delta, view, SENSOR) == ()
+    assert codes(verifier.verify(delta, view, NL)) == ["invariant"]
+
+
+def test_perception_still_may_not_break_invariants_by_adding(verifier: Verifier) -> None:
+    nowhere = SetView(SURVEY_ENTITIES, set(SURVEY_FACTS) - {F("(person_in alex hall)")})
+    # handing the mug to a person in no room breaks `requires` by an addition
+    delta = Delta(remove={F("(on mug_1 table_1)")}, add={F("(in_hand mug_1 alex)")})
+    (issue,) = verifier.verify(delta, nowhere, SENSOR)
+    assert issue.code is IssueCode.INVARIANT and issue.message.startswith("alex holds mug_1 but is in no room")
+    # and a new item must come with its place
+    (issue,) = verifier.verify(Delta(new_entities=(Entity("cup_1", "dish"),)), nowhere, SENSOR)
+    assert issue.code is IssueCode.INVARIANT and issue.message.startswith("cup_1 must be somewhere")
