@@ -28,7 +28,7 @@ demo: install
 test: install
 	$(PY) scripts/neo4j_server.py run -- $(PY) -m pytest
 
-## all benchmarks (stores on SQLite and Neo4j, action evaluator, simulator): tables, JSON in benchmarks/results/
+## all benchmarks (stores on SQLite and Neo4j, evaluator, simulator, retrieval, updates): tables, JSON in benchmarks/results/
 bench: install
 	$(PY) scripts/neo4j_server.py run -- $(PY) -m benchmarks
 

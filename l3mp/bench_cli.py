@@ -1,4 +1,5 @@
-"""``l3mp bench retrieval``: the three retrievers on simulator episodes, as a table and JSON.
+"""``l3mp bench``: ``retrieval`` (the three retrievers on simulator episodes) and ``updates`` (the update
+pipeline's six variants, see ``l3mp.experiments.update_eval``), as tables and JSON.
 
 l3mp bench retrieval [--seed 0] [--episodes 2] [--steps 100] [--entities 10000] [--large-steps 50]
     [--undescriptive] [--scales paper,undescriptive,large] [--stores sqlite,neo4j]
@@ -34,6 +35,10 @@ def add_commands(commands: Any) -> None:
     sub = bench.add_subparsers(dest="bench_command", required=True)
     retrieval = sub.add_parser("retrieval", help="recall, precision, context size and latency of the retrievers")
     add_retrieval_arguments(retrieval)
+    updates = sub.add_parser("updates", help="the six update variants on a simulated episode (simulated model)")
+    from l3mp.experiments.update_eval import add_arguments as add_update_arguments
+
+    add_update_arguments(updates)
 
 
 def add_retrieval_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,6 +60,10 @@ def add_retrieval_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, console: Console) -> None:
     if args.bench_command == "retrieval":
         run_retrieval(args, console)
+    elif args.bench_command == "updates":
+        from l3mp.experiments.update_eval import run_updates
+
+        run_updates(args, console)
 
 
 def _choices(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
