@@ -48,6 +48,7 @@ def summarize_lane(lane: Lane) -> dict[str, Any]:
         "completion_tokens_per_update": round(statistics.fmean(s.completion_tokens for s in steps), 1) if steps else 0,
         "attempts_per_update": round(statistics.fmean(s.attempts for s in steps), 3) if steps else 0.0,
         "overhead_ms": {
+            "mean": round(statistics.fmean(overhead_ms), 2) if overhead_ms else 0.0,
             "p50": round(_quantile(overhead_ms, 50), 2),
             "p95": round(_quantile(overhead_ms, 95), 2),
             "max": round(max(overhead_ms, default=0.0), 2),
