@@ -1,27 +1,41 @@
 """Planning from memory: PDDL problems from facts, context pruning, classical planners
 through unified-planning, and our fast action evaluator (the ground truth of what a plan
-does). Goal checking from English and tiered replanning come with the planning issue."""
+does), goal checking, tiered planning validated against the full state, and explanations."""
 
 from planning.evaluator import ActionEvaluator, GroundAction, PlanOutcome, StepOutcome
+from planning.explain import ExplainError, explain, numbered
+from planning.goal import GoalCheck, GoalSyntaxError, check_goal, parse_goal
 from planning.planner import DEFAULT_PLANNER, PlanningError, PlanResult, PlanStatus, solve
 from planning.problem import Context, full_context, goal_objects, goal_types, problem_pddl, pruned_context
+from planning.tiers import TIERS, TierAttempt, TieredPlan, TieredPlanner
 from planning.world import World, WorldError
 
 __all__ = [
     "DEFAULT_PLANNER",
+    "TIERS",
     "ActionEvaluator",
     "Context",
+    "ExplainError",
+    "GoalCheck",
+    "GoalSyntaxError",
     "GroundAction",
     "PlanOutcome",
     "PlanResult",
     "PlanStatus",
     "PlanningError",
     "StepOutcome",
+    "TierAttempt",
+    "TieredPlan",
+    "TieredPlanner",
     "World",
     "WorldError",
+    "check_goal",
+    "explain",
     "full_context",
     "goal_objects",
     "goal_types",
+    "numbered",
+    "parse_goal",
     "problem_pddl",
     "pruned_context",
     "solve",

@@ -1,0 +1,170 @@
+"""Planning from a retrieved context, made safe by validation against the full state.
+
+A pruned problem plans in a fraction of a second where the full state takes minutes (or runs
+out of memory), but it is a guess: a fact it leaves out can make the planner believe an action
+applies, or that none does. So every plan is run by our evaluator from the full current state.
+When the pruned problem is unsolvable or its plan fails there, the context is widened and the
+planner tried again; the full state is the last resort. The result says which tier succeeded and
+why the earlier ones failed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from kg_memory import Domain, Entity, Fact
+from kg_memory.formula import And, Atom, Formula, Not, Or, Quantified
+from planning.evaluator import ActionEvaluator, GroundAction
+from planning.planner import DEFAULT_PLANNER, PlanResult, PlanStatus, solve
+from planning.problem import Context, full_context, goal_objects, problem_pddl, pruned_context
+from planning.world import World
+
+TIERS = ("retrieved", "widened", "full")
+
+
+@dataclass(frozen=True, slots=True)
+class TierAttempt:
+    """One planner call: on what context, with what outcome, and why it was not good enough."""
+
+    tier: str
+    objects: int
+    facts: int
+    result: PlanResult
+    valid: bool | None  # the plan run from the full state: None when there was no plan
+    reason: str  # why this tier did not give the answer ("" for the one that did)
+    problem: str  # the PDDL text the planner got
+    build_seconds: float
+    validate_seconds: float
+
+    @property
+    def accepted(self) -> bool:
+        return self.valid is True
+
+
+@dataclass(frozen=True, slots=True)
+class TieredPlan:
+    """The outcome: a plan valid in the full state (from ``tier``), or the last tier's status."""
+
+    status: PlanStatus
+    plan: tuple[GroundAction, ...]
+    tier: str | None
+    attempts: tuple[TierAttempt, ...]
+
+    @property
+    def solved(self) -> bool:
+        return self.status is PlanStatus.SOLVED
+
+    @property
+    def planner_seconds(self) -> float:
+        return sum(a.result.plan_seconds + a.result.parse_seconds for a in self.attempts)
+
+
+def formula_predicates(formula: Formula) -> set[str]:
+    match formula:
+        case Atom(predicate=predicate):
+            return {predicate}
+        case Not(arg=arg) | Quantified(body=arg):
+            return formula_predicates(arg)
+        case And(args=args) | Or(args=args):
+            return set().union(*(formula_predicates(a) for a in args)) if args else set()
+    return set()
+
+
+def _facts_among(world: World, names: set[str]) -> frozenset[Fact]:
+    known = names | set(world.domain.constants)
+    return frozenset(f for f in world.facts if all(a in known for a in f.args))
+
+
+def _entities(world: World, names: Iterable[str]) -> tuple[Entity, ...]:
+    constants = world.domain.constants
+    return tuple(e for n in sorted(set(names)) if n not in constants and (e := world.entity(n)) is not None)
+
+
+def widen(world: World, context: Context, goal: Formula, predicates: Iterable[str], anchors: Sequence[str]) -> Context:
+    """More of the state: the pruning heuristic's objects (static skeleton, the goal's objects and
+    their neighbours, ``anchors``), one more hop around what ``context`` held, and every fact of
+    ``predicates`` (those the goal and a failing action mention) with the objects they name."""
+    names = {e.name for e in context.entities}
+    names |= {e.name for e in pruned_context(world, goal, anchors).entities}
+    names |= {a for n in list(names) for f in world.facts_about(n) for a in f.args}
+    for predicate in predicates:
+        names |= {a for f in world.facts_of(predicate) for a in f.args}
+    entities = _entities(world, names)
+    return Context(entities, _facts_among(world, {e.name for e in entities}), "widened")
+
+
+def _failing_action_predicates(domain: Domain, plan: Sequence[GroundAction], failed_at: int | None) -> set[str]:
+    if failed_at is None:
+        return set()
+    schema = domain.actions.get(plan[failed_at].name)
+    if schema is None:
+        return set()
+    return formula_predicates(schema.precondition) | set(schema.changes)
+
+
+class TieredPlanner:
+    """Plans ``goal`` from a first context, validating against ``world`` (the full current state)."""
+
+    def __init__(self, domain: Domain, *, planner: str = DEFAULT_PLANNER, timeout: float = 60.0) -> None:
+        self.domain = domain
+        self.planner = planner
+        self.timeout = timeout
+        self.evaluator = ActionEvaluator(domain)
+
+    def plan(
+        self,
+        world: World,
+        goal: Formula,
+        first: Context,
+        *,
+        anchors: Sequence[str] = (),
+        full_state: bool = True,
+    ) -> TieredPlan:
+        """Try ``first``, then a widened context, then (if ``full_state``) the whole state."""
+        attempts: list[TierAttempt] = []
+        context: Context | None = first
+        predicates = formula_predicates(goal)
+        for tier in TIERS:
+            if tier == "widened":
+                context = widen(world, first, goal, predicates, anchors)
+            elif tier == "full":
+                context = full_context(world) if full_state else None
+            if context is None:
+                break
+            started = time.perf_counter()
+            entities, text = self._problem(world, goal, context)
+            if attempts and text == attempts[-1].problem:
+                continue  # widening added nothing: the same problem would fail the same way
+            built = time.perf_counter() - started
+            attempt, failing = self._attempt(tier, world, goal, (len(entities), len(context.facts)), text, built)
+            attempts.append(attempt)
+            if attempt.accepted:
+                return TieredPlan(PlanStatus.SOLVED, attempt.result.plan, tier, tuple(attempts))
+            predicates |= failing
+        last = attempts[-1]
+        # a plan that even the last tier could not make valid is an error, not proof of unsolvability
+        status = PlanStatus.ERROR if last.result.solved else last.result.status
+        return TieredPlan(status, (), None, tuple(attempts))
+
+    def _problem(self, world: World, goal: Formula, context: Context) -> tuple[tuple[Entity, ...], str]:
+        named = goal_objects(goal) | {a for f in context.facts for a in f.args}
+        missing = named - {e.name for e in context.entities} - set(self.domain.constants)
+        entities = context.entities + _entities(world, missing)  # every object the problem names is declared
+        return entities, problem_pddl(self.domain, entities, context.facts, goal)
+
+    def _attempt(
+        self, tier: str, world: World, goal: Formula, sizes: tuple[int, int], text: str, built: float
+    ) -> tuple[TierAttempt, set[str]]:
+        result = solve(self.domain, text, self.planner, self.timeout)
+        if not result.solved:
+            reason = result.message or f"the planner returned {result.status.value}"
+            return TierAttempt(tier, *sizes, result, None, reason, text, built, 0.0), set()
+        checked = time.perf_counter()
+        outcome = self.evaluator.validate(result.plan, world, goal)
+        validated = time.perf_counter() - checked
+        valid = outcome.executable and bool(outcome.goal_reached)
+        reason = "" if valid else "the plan fails in the full state: " + "; ".join(outcome.reasons)
+        failing = _failing_action_predicates(self.domain, result.plan, outcome.failed_at)
+        return TierAttempt(tier, *sizes, result, valid, reason, text, built, validated), failing

@@ -1,0 +1,276 @@
+"""Goal checking: the s-expression reader, every kind of issue a model can act on, quantified
+goals over types, and agreement with the goals the simulator builds (text and truth value)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+
+import pytest
+
+from kg_memory import And, Atom, Delta, Domain, DomainRegistry, Entity, Equals, Fact, Not, Or, Parameter, Quantified
+from kg_memory.formula import Truth
+from planning import ActionEvaluator, GoalCheck, GoalSyntaxError, PlanningError, World, check_goal, parse_goal
+from sim.household import HomeSpec, generate_home
+from sim.simulator import Simulator
+
+ENTITIES = {
+    e.name: e
+    for e in (
+        Entity("kitchen", "room", "kitchen"),
+        Entity("hall", "room", "hall"),
+        Entity("table_1", "surface", "kitchen table"),
+        Entity("fridge_1", "container", "fridge"),
+        Entity("mug_1", "dish", "blue mug"),
+        Entity("cup_1", "cup", "red cup"),
+        Entity("cup_2", "cup", "green cup"),
+        Entity("cup_10", "cup", "tall cup"),
+        Entity("lamp_1", "light", "ceiling lamp"),
+        Entity("alex", "person", "Alex"),
+    )
+}
+
+
+@pytest.fixture(scope="module")
+def household() -> Domain:
+    return DomainRegistry().get("household")
+
+
+def issues(text: str, domain: Domain) -> tuple[str, ...]:
+    result = check_goal(text, domain, ENTITIES)
+    assert not result.ok and result.goal is None, result
+    return result.issues
+
+
+def ok(text: str, domain: Domain) -> GoalCheck:
+    result = check_goal(text, domain, ENTITIES)
+    assert result.ok and result.goal is not None, result.issues
+    return result
+
+
+# -- issues ---------------------------------------------------------------------------------
+
+
+def test_an_unknown_predicate_lists_the_predicates_closest_first(household: Domain) -> None:
+    (issue,) = issues("(holding robot_1 mug_1)", household)
+    assert issue.startswith("unknown predicate 'holding' in (holding robot_1 mug_1); use one of: held, ")
+    listed = issue.split("use one of: ")[1].split(", ")
+    assert sorted(listed) == sorted(household.predicates)
+
+
+def test_an_unknown_entity_suggests_close_names_of_the_type_it_must_have(household: Domain) -> None:
+    assert issues("(on cup_9 table_1)", household) == (
+        "unknown entity 'cup_9' in (on cup_9 table_1); did you mean cup_1, cup_2, cup_10?",
+    )
+    # table_1 is close to table_2 but a surface, and on's first parameter is an item
+    assert issues("(on table_2 table_1)", household) == (
+        "unknown entity 'table_2' in (on table_2 table_1); no known item has a similar name",
+    )
+
+
+def test_a_wrong_number_of_arguments_shows_the_signature(household: Domain) -> None:
+    assert issues("(on mug_1)", household) == ("(on mug_1) has 1 argument; on takes 2: (on ?i - item ?r - receptacle)",)
+    assert issues("(dirty mug_1 cup_1)", household) == (
+        "(dirty mug_1 cup_1) has 2 arguments; dirty takes 1: (dirty ?i - item)",
+    )
+
+
+def test_a_type_mismatch_names_the_argument_and_the_parameter(household: Domain) -> None:
+    assert issues("(on kitchen table_1)", household) == (
+        "in (on kitchen table_1), kitchen is a room but on's first parameter ?i must be an item",
+    )
+    assert issues("(exists (?x - room) (on mug_1 ?x))", household) == (
+        "in (on mug_1 ?x), ?x is a room but on's second parameter ?r must be a receptacle",
+    )
+
+
+def test_subtypes_fit_their_ancestors_parameters(household: Domain) -> None:
+    ok("(and (on cup_1 table_1) (inside mug_1 fridge_1) (dirty cup_1))", household)  # cup < dish < item
+
+
+def test_an_unknown_type_lists_the_types_closest_first(household: Domain) -> None:
+    (issue,) = issues("(forall (?d - dishes) (not (dirty ?d)))", household)
+    assert issue.startswith("unknown type 'dishes' in (forall (?d - dishes) ...); use one of: dish, ")
+
+
+def test_an_unbound_variable_is_named(household: Domain) -> None:
+    assert issues("(on ?x table_1)", household) == (
+        "unbound variable ?x in (on ?x table_1); declare it with forall or exists",
+    )
+    # bound by an outer quantifier is bound; a sibling's variable is not
+    ok("(forall (?x - cup) (exists (?p - person) (in_hand ?x ?p)))", household)
+    assert issues("(and (exists (?x - cup) (dirty ?x)) (dirty ?x))", household) == (
+        "unbound variable ?x in (dirty ?x); declare it with forall or exists",
+    )
+
+
+SYNTAX = [
+    ("(on mug_1 table_1", "unbalanced parentheses: 1 '(' never closed in (on mug_1 table_1"),
+    ("(on mug_1 table_1))", "unbalanced parentheses: an extra ')' after (on mug_1 table_1)"),
+    ("The goal is (on mug_1 table_1)", "expected a formula in parentheses, got 'The goal is (on mug_1 table_1)'"),
+    ("```pddl\n(on mug_1 table_1)\n```\nThis puts the mug away.", "unexpected text after the goal: ```"),
+    ("(on mug_1 table_1) (dirty cup_1)", "unexpected text after the goal: (dirty cup_1); write one formula"),
+    ("()", "expected a formula, got ()"),
+    ("((on mug_1 table_1))", "expected a predicate or connective, got (on mug_1 table_1)"),
+    ("(not (dirty cup_1) (dirty mug_1))", "not takes 1 argument, got 2 in (not (dirty cup_1) (dirty mug_1))"),
+    ("(and cup_1)", "expected a formula in parentheses, got cup_1"),
+    ("(on (mug_1) table_1)", "expected an entity or ?variable, got (mug_1) in (on (mug_1) table_1)"),
+    ("(forall ?x (dirty ?x))", "forall needs a variable list like (?x - type), got ?x"),
+    ("(forall (?x -) (dirty ?x))", "expected ?variables - type in (forall (?x -) (dirty ?x))"),
+    ("(exists (x - cup) (dirty x))", "expected a variable like ?x, got x in (exists (x - cup) (dirty x))"),
+    ("(forall () (dirty cup_1))", "forall declares no variables"),
+    ("(when (open fridge_1) (dirty cup_1))", "when is not supported in goals"),
+    ("(?x cup_1)", "expected a formula, got (?x cup_1): it starts with ?x, not a predicate"),
+    ("(:goal (dirty cup_1) (dirty mug_1))", "(:goal ...) holds one formula"),
+]
+
+
+@pytest.mark.parametrize(("text", "problem"), SYNTAX, ids=[s[0][:30] for s in SYNTAX])
+def test_syntax_errors_are_one_issue_and_raise_from_parse_goal(household: Domain, text: str, problem: str) -> None:
+    (issue,) = issues(text, household)
+    assert issue.startswith(problem), issue
+    with pytest.raises(GoalSyntaxError) as raised:
+        parse_goal(text)
+    assert raised.value.text == text and raised.value.problem == issue
+    assert isinstance(raised.value, PlanningError)
+
+
+@pytest.mark.parametrize("text", ["", "  \n ", "```pddl\n```", "(:goal)", "; nothing but a comment"])
+def test_an_empty_goal_is_an_issue(household: Domain, text: str) -> None:
+    assert issues(text, household) == ("empty goal",)
+
+
+def test_every_issue_is_reported_in_order(household: Domain) -> None:
+    text = "(and (on cup_9 kitchen) (holding mug_1) (forall (?d - dishes) (dirty ?d)) (dirty ?y) (on mug_1))"
+    found = issues(text, household)
+    assert [i.split(" ")[0:2] for i in found] == [
+        ["unknown", "entity"],
+        ["in", "(on"],  # kitchen is not a receptacle
+        ["unknown", "predicate"],
+        ["unknown", "type"],
+        ["unbound", "variable"],
+        ["(on", "mug_1)"],
+    ]
+    assert found[1] == "in (on cup_9 kitchen), kitchen is a room but on's second parameter ?r must be a receptacle"
+
+
+def test_one_mistake_repeated_is_one_issue(household: Domain) -> None:
+    assert len(issues("(and (dirty cup_9) (dirty cup_9))", household)) == 1
+
+
+# -- what parses ----------------------------------------------------------------------------
+
+
+def test_quantified_goals_over_types_parse_and_type_check(household: Domain) -> None:
+    body = Or((Equals("?x", "?y"), Not(Atom("in_hand", ("?x", "?z")))))
+    cups = (Parameter("x", "cup"), Parameter("y", "cup"))
+    goal = ok("(forall (?x ?y - cup ?z - person) (or (= ?x ?y) (not (in_hand ?x ?z))))", household).goal
+    assert goal == Quantified(True, (*cups, Parameter("z", "person")), body)
+    # a variable without a type is an object, as in PDDL
+    assert parse_goal("(forall (?x ?y - cup ?z) (or (= ?x ?y) (not (in_hand ?x ?z))))") == Quantified(
+        True, (*cups, Parameter("z", "object")), body
+    )
+    # ?z is any object, but in_hand's second parameter wants a person
+    assert issues("(forall (?x - cup ?z) (in_hand ?x ?z))", household) == (
+        "in (in_hand ?x ?z), ?z is an object but in_hand's second parameter ?p must be a person",
+    )
+
+
+def test_constants_need_not_be_among_the_entities(household: Domain) -> None:
+    goal = ok("(and (held cup_1 robot_1) (filled cup_1 water))", household).goal
+    assert goal == And((Atom("held", ("cup_1", "robot_1")), Atom("filled", ("cup_1", "water"))))
+    assert "robot_1" not in ENTITIES and "water" not in ENTITIES
+
+
+def test_fences_goal_wrappers_case_comments_and_newlines_are_tolerated(household: Domain) -> None:
+    text = "```pddl\n(:GOAL\n  (AND (On Mug_1 TABLE_1) ; the mug\n       (not (dirty cup_1))))\n```"
+    expected = And((Atom("on", ("mug_1", "table_1")), Not(Atom("dirty", ("cup_1",)))))
+    assert ok(text, household).goal == expected
+    assert ok("```(on mug_1 table_1)```", household).goal == Atom("on", ("mug_1", "table_1"))
+
+
+def test_imply_equality_and_empty_junctions(household: Domain) -> None:
+    goal = ok("(imply (dirty mug_1) (on mug_1 table_1))", household).goal
+    assert goal == Or((Not(Atom("dirty", ("mug_1",))), Atom("on", ("mug_1", "table_1"))))
+    assert parse_goal("(and)") == Truth(True) and parse_goal("(or)") == Truth(False)
+    assert parse_goal("(not (= cup_1 cup_2))") == Not(Equals("cup_1", "cup_2"))
+    assert issues("(= cup_1 cup_9)", household)[0].startswith("unknown entity 'cup_9' in (= cup_1 cup_9)")
+
+
+def test_a_goal_check_has_a_goal_or_issues() -> None:
+    with pytest.raises(PlanningError):
+        GoalCheck(None, ())
+    with pytest.raises(PlanningError):
+        GoalCheck(Truth(True), ("an issue",))
+    assert GoalCheck(None, ["a list"]).issues == ("a list",)  # type: ignore[arg-type]
+
+
+# -- against the simulator ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def simulators() -> list[Simulator]:
+    return [Simulator(generate_home(HomeSpec(seed=seed, rooms=6, items=24, people=3)), seed=seed) for seed in range(5)]
+
+
+def test_simulator_goals_round_trip(simulators: list[Simulator]) -> None:
+    kinds = set()
+    for sim in simulators:
+        for _ in range(10):
+            task = sim.tasks.propose(sim.world)
+            result = check_goal(str(task.goal), sim.domain, sim.world.entities)
+            assert result.ok, (task, result.issues)
+            assert str(result.goal) == str(task.goal) and result.goal == task.goal
+            kinds.add(task.kind)
+            sim.next_event()
+    assert {"lights_off", "water_for_person"} & kinds, kinds  # quantified goals were among them
+
+
+def test_parsed_goals_evaluate_like_the_simulators(simulators: list[Simulator]) -> None:
+    evaluator = ActionEvaluator(simulators[0].domain)
+    for sim in simulators:
+        for _ in range(10):
+            task = sim.tasks.propose(sim.world)
+            parsed = parse_goal(f"```pddl\n(:goal {task.goal})\n```".upper())
+            assert evaluator.evaluate(parsed, sim.world) == evaluator.evaluate(task.goal, sim.world)
+            sim.next_event()
+
+
+def test_a_parsed_household_goal_evaluates_against_a_world(household: Domain) -> None:
+    world = World(household, ENTITIES.values(), [Fact("switched_on", ("lamp_1",)), Fact("in_hand", ("cup_1", "alex"))])
+    evaluator = ActionEvaluator(household)
+    lights_off = parse_goal("(forall (?x - light) (not (switched_on ?x)))")
+    water = parse_goal("(exists (?c - cup) (and (filled ?c water) (in_hand ?c alex)))")
+    assert not evaluator.evaluate(lights_off, world) and not evaluator.evaluate(water, world)
+    world.apply(Delta(remove={Fact("switched_on", ("lamp_1",))}, add={Fact("filled", ("cup_1", "water"))}))
+    assert evaluator.evaluate(lights_off, world) and evaluator.evaluate(water, world)
+
+
+# -- cost -----------------------------------------------------------------------------------
+
+
+class _NoScan(Mapping[str, Entity]):
+    """Entities that may be looked up by name but not listed: a valid goal must not scan them."""
+
+    def __init__(self, entities: Mapping[str, Entity]) -> None:
+        self._entities = entities
+
+    def __getitem__(self, name: str) -> Entity:
+        return self._entities[name]
+
+    def __iter__(self) -> Iterator[str]:
+        raise AssertionError("the entities were scanned")
+
+    def __len__(self) -> int:
+        raise AssertionError("the entities were counted")
+
+
+def test_checking_a_goal_is_fast_and_does_not_scan_the_entities(household: Domain) -> None:
+    text = "(and (exists (?c - cup) (and (filled ?c water) (in_hand ?c alex))) (on mug_1 table_1))"
+    entities = _NoScan(ENTITIES)
+    assert check_goal(text, household, entities).ok
+    runs = 500
+    started = time.perf_counter()
+    for _ in range(runs):
+        check_goal(text, household, entities)
+    assert (time.perf_counter() - started) / runs < 1e-3

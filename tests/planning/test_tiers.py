@@ -1,0 +1,88 @@
+"""Tiered planning: a retrieved context first, validated against the full state, widened on failure."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg_memory import Delta, DomainRegistry, Fact
+from kg_memory.formula import Atom, Formula
+from planning import PlanStatus, World, pruned_context
+from planning.problem import Context
+from planning.tiers import TieredPlanner, formula_predicates
+from sim import HomeSpec, generate_home
+
+ROBOT = "robot_1"
+
+
+@pytest.fixture(scope="module")
+def base() -> World:
+    home = generate_home(HomeSpec(seed=4, rooms=6, items=24, people=3))
+    return World(DomainRegistry().get("household"), home.entities, home.facts)
+
+
+def _cup(world: World) -> str:
+    sinks = {f.args[1] for f in world.facts_of("faucet_at")}
+    assert sinks, "the home needs a sink with a faucet"
+    cups = [c for c in world.objects_of("cup") if not any(f.predicate == "filled" for f in world.facts_about(c))]
+    assert cups
+    return cups[0]
+
+
+def _without(context: Context, *facts: Fact) -> Context:
+    return Context(context.entities, context.facts - set(facts), context.tier)
+
+
+def test_a_good_retrieved_context_is_enough(base: World) -> None:
+    world = base.copy()
+    cup = _cup(world)
+    goal: Formula = Atom("held", (cup, ROBOT))
+    result = TieredPlanner(world.domain).plan(world, goal, pruned_context(world, goal, [ROBOT]), anchors=[ROBOT])
+    assert result.status is PlanStatus.SOLVED and result.tier == "retrieved"
+    assert [a.tier for a in result.attempts] == ["retrieved"] and result.attempts[0].valid
+    assert result.plan[-1].name in ("pick", "take_out")
+
+
+def test_an_unsolvable_retrieved_context_is_widened(base: World) -> None:
+    world = base.copy()
+    cup = _cup(world)
+    goal = Atom("held", (cup, ROBOT))
+    bare = Context(tuple(e for e in (world.entity(cup),) if e), frozenset(), "retrieved")  # no map, no robot
+    result = TieredPlanner(world.domain).plan(world, goal, bare, anchors=[ROBOT])
+    assert result.status is PlanStatus.SOLVED and result.tier == "widened"
+    first = result.attempts[0]
+    assert first.result.status is PlanStatus.UNSOLVABLE and first.valid is None and first.reason
+
+
+def test_a_plan_invalid_in_the_full_state_is_fixed_by_widening(base: World) -> None:
+    world = base.copy()
+    cup = _cup(world)
+    dirty = Fact("dirty", (cup,))
+    world.apply(Delta(add={dirty}))
+    goal = Atom("filled", (cup, "water"))
+    first = _without(pruned_context(world, goal, [ROBOT]), dirty)  # retrieval missed that the cup is dirty
+    result = TieredPlanner(world.domain).plan(world, goal, first, anchors=[ROBOT])
+    retrieved, widened = result.attempts
+    assert retrieved.result.solved and retrieved.valid is False
+    assert "dirty" in retrieved.reason and "fill" in retrieved.reason
+    assert widened.tier == "widened" and widened.valid and result.tier == "widened"
+    assert "wash" in [a.name for a in result.plan]
+    assert world.domain.actions["fill"] and "dirty" in formula_predicates(world.domain.actions["fill"].precondition)
+
+
+def test_an_impossible_goal_is_unsolvable_at_every_tier(base: World) -> None:
+    world = base.copy()
+    cup = _cup(world)
+    goal = Atom("filled", (cup, "milk"))  # only water comes out of a faucet
+    result = TieredPlanner(world.domain).plan(world, goal, pruned_context(world, goal, [ROBOT]), anchors=[ROBOT])
+    assert result.status is PlanStatus.UNSOLVABLE and result.tier is None and not result.plan
+    assert [a.tier for a in result.attempts][-1] == "full"
+    assert all(a.result.status is PlanStatus.UNSOLVABLE for a in result.attempts)
+
+
+def test_without_the_full_state_the_last_tier_is_the_widened_one(base: World) -> None:
+    world = base.copy()
+    cup = _cup(world)
+    goal = Atom("filled", (cup, "milk"))
+    planner = TieredPlanner(world.domain)
+    result = planner.plan(world, goal, pruned_context(world, goal, [ROBOT]), anchors=[ROBOT], full_state=False)
+    assert result.status is PlanStatus.UNSOLVABLE and "full" not in [a.tier for a in result.attempts]
