@@ -92,17 +92,28 @@ def _load_cached(folder: Path) -> Domain:
     parsed = parse_pddl_domain(pddl_path, pddl)
     rules = load_rules(folder / "rules.toml")
     _check_rules(folder / "rules.toml", rules, parsed)
-    static = _static_predicates(parsed, rules)
-    predicates = {
-        name: PredicateSchema(name, tuple(Parameter(*p) for p in params), name in static)
-        for name, params in parsed.predicates.items()
-    }
-    actions = parsed.actions
     language = load_language(
         folder / "language.toml",
         {n: len(p) for n, p in parsed.predicates.items()},
         {n: len(a.parameters) for n, a in parsed.actions.items()},
     )
+    return _domain(folder, pddl, parsed, rules, language)
+
+
+def domain_from_pddl(path: Path | str, pddl: str) -> Domain:
+    """A bare PDDL domain (say, an IPC benchmark's) with no rules and no English templates:
+    facts and actions are shown as PDDL. Raises :class:`DomainError` naming ``path``."""
+    path = Path(path)
+    parsed = parse_pddl_domain(path, pddl)
+    return _domain(path.parent, pddl, parsed, Rules(), Language(MappingProxyType({}), MappingProxyType({})))
+
+
+def _domain(folder: Path, pddl: str, parsed: ParsedDomain, rules: Rules, language: Language) -> Domain:
+    static = _static_predicates(parsed, rules)
+    predicates = {
+        name: PredicateSchema(name, tuple(Parameter(*p) for p in params), name in static)
+        for name, params in parsed.predicates.items()
+    }
     return Domain(
         name=parsed.name,
         path=folder,
@@ -110,7 +121,7 @@ def _load_cached(folder: Path) -> Domain:
         types=MappingProxyType(dict(parsed.types)),
         predicates=MappingProxyType(predicates),
         constants=MappingProxyType(dict(parsed.constants)),
-        actions=MappingProxyType(dict(actions)),
+        actions=MappingProxyType(dict(parsed.actions)),
         rules=rules,
         language=language,
     )

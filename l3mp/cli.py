@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kg_memory import GraphStore, L3mpError, WorldMemory
-from l3mp import bench_cli, sim_cli
+from l3mp import bench_cli, pddl_cli, sim_cli
 from l3mp.settings import Settings
 from l3mp.stores import open_store
 
@@ -35,6 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--name", help="import under this name")
     sim_cli.add_commands(commands)
     bench_cli.add_commands(commands)
+    pddl_cli.add_commands(commands)
     return parser
 
 
@@ -58,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "bench":  # the benchmark opens its own stores
             bench_cli.run(args, console)
+            return 0
+        if args.command == "pddl":  # installs the domain before it opens the store
+            pddl_cli.run(args, _settings(args), console)
             return 0
         store = open_store(_settings(args))
         try:

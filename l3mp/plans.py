@@ -16,7 +16,7 @@ from typing import Any
 
 from kg_memory.errors import InvalidValue
 from kg_memory.memory import WorldMemory
-from kg_memory.model import Entity, State
+from kg_memory.model import State
 from l3mp.context import ModelRetrieval
 from l3mp.exchange import AnswerProblem, Exchange, ask_parsed
 from l3mp.llm.base import LanguageModel, Usage
@@ -25,7 +25,7 @@ from l3mp.updates.nl import unusable
 from planning import DEFAULT_PLANNER, GroundAction, World
 from planning.explain import explain
 from planning.goal import check_goal
-from planning.problem import Context, goal_objects
+from planning.problem import focused_context, goal_objects
 from planning.tiers import TieredPlan, TieredPlanner
 from retrieval import RETRIEVERS, Retriever
 from retrieval import retriever as make_retriever
@@ -149,11 +149,9 @@ class TaskPlanner:
         check = check_goal(text, self.memory.domain, state.entities)
         if check.goal is None or check.issues:
             return PlanReport(INVALID_GOAL, request, text, issues=check.issues)
-        names = sorted(goal_objects(check.goal) | set(self.memory.domain.constants))
-        context = make_retriever("entities").retrieve(self.memory, names=names)  # the goal names its entities
-        first = _context(context.entities, context.facts, self.memory.domain.constants)
         timings = {"retrieval": time.perf_counter() - started, "model": 0.0}
-        return self._solve(request, str(check.goal), check.goal, first, state, timings, Usage(), {})
+        seeds = goal_objects(check.goal)  # the goal names what it is about; no model is needed
+        return self._solve(request, str(check.goal), check.goal, seeds, state, timings, Usage(), {})
 
     def _plan_request(self, request: str, model: LanguageModel) -> PlanReport:
         started = time.perf_counter()
@@ -182,9 +180,8 @@ class TaskPlanner:
                 retrieval=retrieved.stats(),
             )
         text, formula = checked.value
-        first = _context(context.entities, context.facts, self.memory.domain.constants)
         timings["total_before_planning"] = time.perf_counter() - started
-        return self._solve(request, text, formula, first, state, timings, usage, retrieved.stats())
+        return self._solve(request, text, formula, set(context.entities), state, timings, usage, retrieved.stats())
 
     # -- shared steps ----------------------------------------------------------------------------
 
@@ -204,7 +201,7 @@ class TaskPlanner:
         request: str,
         text: str,
         formula: Any,
-        first: Context,
+        seeds: set[str],
         state: State,
         timings: dict[str, float],
         usage: Usage,
@@ -214,8 +211,10 @@ class TaskPlanner:
         domain = self.memory.domain
         constants = domain.constants
         world = World(domain, (e for n, e in state.entities.items() if n not in constants), state.facts)
+        anchors = _anchors(world)
+        first = focused_context(world, formula, anchors, seeds)  # the retrieved entities and the way to them
         timings["world"] = time.perf_counter() - started
-        tiered = self.tiers.plan(world, formula, first, anchors=sorted(constants), full_state=self.config.full_state)
+        tiered = self.tiers.plan(world, formula, first, anchors=anchors, full_state=self.config.full_state)
         timings["planning"] = time.perf_counter() - started - timings["world"]
         labels = {name: e.label for name, e in state.entities.items() if e.label}
         lines = tuple(explain(tiered.plan, domain, labels=labels)) if tiered.solved else ()
@@ -235,5 +234,14 @@ class TaskPlanner:
         )
 
 
-def _context(entities: Mapping[str, Entity], facts: Any, constants: Mapping[str, str]) -> Context:
-    return Context(tuple(e for n, e in entities.items() if n not in constants), frozenset(facts), "retrieved")
+def _anchors(world: World) -> list[str]:
+    """The domain's constants, the most active first: in the household, the robot before the liquids.
+
+    The first is where paths to the goal's objects start (see ``focused_context``).
+    """
+    dynamic = set(world.domain.predicates) - set(world.domain.static_predicates)
+
+    def activity(name: str) -> int:
+        return sum(1 for f in world.facts_about(name) if f.args[0] == name and f.predicate in dynamic)
+
+    return sorted(world.domain.constants, key=lambda name: (-activity(name), name))

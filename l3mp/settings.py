@@ -18,6 +18,8 @@ class Settings(BaseSettings):
     neo4j_user: str = "neo4j"
     neo4j_password: SecretStr = SecretStr("")
     neo4j_database: str | None = None
+    # domains brought by users (`l3mp pddl import`), one folder per domain, named as the domain
+    domains_path: Path = Path(".l3mp/domains")
 
     llm_base_url: str = "https://api.openai.com/v1"
     llm_model: str = "gpt-4o-mini"

@@ -22,5 +22,20 @@ def _neo4j(settings: Settings, domains: DomainRegistry) -> GraphStore:
 BACKENDS: dict[str, Callable[[Settings, DomainRegistry], GraphStore]] = {"sqlite": _sqlite, "neo4j": _neo4j}
 
 
+def domain_registry(settings: Settings) -> DomainRegistry:
+    """The shipped domains and those imported into ``settings.domains_path``.
+
+    A memory records only its domain's name, so whoever opens it later must find the domain
+    by that name: each imported domain has a folder named as the domain. A shipped domain
+    keeps its name: a user folder named like one is not registered.
+    """
+    registry = DomainRegistry()
+    root = settings.domains_path
+    for folder in sorted(root.iterdir()) if root.is_dir() else ():
+        if (folder / "domain.pddl").is_file() and folder.name not in registry:
+            registry.register(folder.name, folder)
+    return registry
+
+
 def open_store(settings: Settings, domains: DomainRegistry | None = None) -> GraphStore:
-    return BACKENDS[settings.store](settings, domains or DomainRegistry())
+    return BACKENDS[settings.store](settings, domains or domain_registry(settings))

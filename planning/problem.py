@@ -95,3 +95,36 @@ def full_context(world: World) -> Context:
     constants = world.domain.constants
     entities = tuple(e for name, e in sorted(world.entities.items()) if name not in constants)
     return Context(entities, world.facts, "full")
+
+
+def focused_context(world: World, goal: Formula, anchors: Iterable[str] = (), seeds: Iterable[str] = ()) -> Context:
+    """A small problem: the goal's objects, ``seeds`` (what retrieval found) and ``anchors`` (the robot),
+    what holds them, and the shortest ways between the first anchor and each of those.
+
+    Paths run over the static skeleton (rooms, doors, fixtures) and the facts about the objects
+    that matter, so a plan for "bring the mug" sees the rooms between the robot and the mug and not
+    the other two hundred pieces of furniture; when that is too little, the tiers widen it.
+    """
+    import networkx as nx
+
+    domain = world.domain
+    anchors = [a for a in anchors if world.entity(a) is not None]
+    focus = goal_objects(goal) | set(seeds) | set(anchors)
+    focus |= {name for type_ in goal_types(goal) for name in world.objects_of(type_)}
+    terminals = focus | {a for name in focus for f in world.facts_about(name) for a in f.args}
+    graph: nx.Graph[str] = nx.Graph()
+    for fact in world.facts:
+        if len(fact.args) == 2 and (fact.predicate in domain.static_predicates or terminals & set(fact.args)):
+            graph.add_edge(*fact.args)
+    keep = set(terminals)
+    for anchor in anchors[:1]:
+        if anchor in graph:
+            paths = nx.single_source_shortest_path(graph, anchor)
+            keep |= {n for target in terminals if target in paths for n in paths[target]}
+    keep |= {
+        a for name in keep for f in world.facts_about(name) if f.predicate in domain.static_predicates for a in f.args
+    }
+    keep -= set(domain.constants)
+    entities = tuple(e for name in sorted(keep) if (e := world.entity(name)) is not None)
+    known = keep | set(domain.constants)
+    return Context(entities, frozenset(f for f in world.facts if all(a in known for a in f.args)), "retrieved")

@@ -86,9 +86,9 @@ def widen(world: World, context: Context, goal: Formula, predicates: Iterable[st
     """More of the state: the pruning heuristic's objects (static skeleton, the goal's objects and
     their neighbours, ``anchors``), one more hop around what ``context`` held, and every fact of
     ``predicates`` (those the goal and a failing action mention) with the objects they name."""
-    names = {e.name for e in context.entities}
+    first = {e.name for e in context.entities}
+    names = first | {a for n in first for f in world.facts_about(n) for a in f.args}  # one more hop
     names |= {e.name for e in pruned_context(world, goal, anchors).entities}
-    names |= {a for n in list(names) for f in world.facts_about(n) for a in f.args}
     for predicate in predicates:
         names |= {a for f in world.facts_of(predicate) for a in f.args}
     entities = _entities(world, names)

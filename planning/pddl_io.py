@@ -1,0 +1,256 @@
+"""PDDL files from outside: a domain and a problem (an IPC benchmark, say) read into our model.
+
+A problem becomes what a memory holds: its objects as entities, its ``:init`` as facts, and
+its ``:goal`` as a formula. unified-planning's reader is the authority on what a file means
+(names, types, defaults); a small s-expression pass before it names the PDDL features we do
+not handle (numeric fluents, durative actions, ``either`` types, ``oneof``...), since the
+reader would otherwise fail with a pyparsing position or, worse, read them into something else.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeAlias
+
+from kg_memory import UP_LOCK, Domain, Entity, Fact, InvalidName, InvalidValue
+from kg_memory.domain import ROOT_TYPE, domain_from_pddl
+from kg_memory.formula import Formula
+from planning.goal import GoalSyntaxError, parse_goal
+from planning.planner import PlanningError
+
+SExpr: TypeAlias = "str | list[SExpr]"
+
+_TOKEN = re.compile(r"[()]|[^\s()]+")
+_COMMENT = re.compile(r";[^\n]*")
+_NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+_CLIP = 80
+# List heads that mean a feature outside typed STRIPS/ADL over predicates, wherever they occur.
+_FEATURES = {
+    ":functions": "numeric fluents",
+    ":durative-action": "durative actions",
+    ":derived": "derived predicates",
+    "either": "either types",
+    "oneof": "non-deterministic effects",
+    "probabilistic": "probabilistic effects",
+    "preference": "preferences",
+    ":constraints": "state-trajectory constraints",
+    ":metric": "a plan metric",
+    "increase": "numeric effects",
+    "decrease": "numeric effects",
+    "assign": "numeric effects",
+    "scale-up": "numeric effects",
+    "scale-down": "numeric effects",
+}
+SUPPORTED = "typed or untyped STRIPS/ADL over predicates"
+
+
+class PddlError(PlanningError):
+    """A PDDL file that cannot be read: ``source`` names the file, ``problem`` says why."""
+
+    def __init__(self, source: Path | str, problem: str) -> None:
+        self.source = str(source)
+        self.problem = problem
+        super().__init__(f"{source}: {problem}")
+
+
+class UnsupportedFeature(PddlError):
+    """A PDDL feature l3mp does not handle; ``feature`` names it and ``where`` shows it."""
+
+    def __init__(self, source: Path | str, feature: str, where: str) -> None:
+        self.feature = feature
+        self.where = where
+        super().__init__(source, f"uses {feature}, which l3mp does not support (it reads {SUPPORTED}): {where}")
+
+
+@dataclass(frozen=True, slots=True)
+class PddlProblem:
+    """A problem as a memory holds it: entities (the domain's constants are left out, a memory
+    has them from its domain), the true atoms of ``:init``, and the goal."""
+
+    name: str
+    domain: str
+    entities: tuple[Entity, ...]
+    facts: frozenset[Fact]
+    goal: Formula
+    goal_text: str  # the goal as PDDL, e.g. for ``l3mp plan --goal``
+
+
+def read_text(path: Path | str, what: str = "PDDL") -> str:
+    """A file's text, or :class:`PddlError` naming the path."""
+    path = Path(path)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise PddlError(path, f"no such {what} file") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PddlError(path, f"cannot read the {what} file: {exc}") from exc
+
+
+def load_domain_file(path: Path | str) -> Domain:
+    """A bare domain file (no rules or English templates beside it) as a :class:`Domain`.
+
+    Raises :class:`UnsupportedFeature` naming a feature we do not handle, :class:`PddlError`
+    for a missing file and :class:`kg_memory.DomainError` for a malformed one.
+    """
+    text = read_text(path, "domain")
+    check_supported(text, path)
+    return domain_from_pddl(path, text)
+
+
+def check_supported(text: str, source: Path | str = "<pddl>") -> None:
+    """Raise :class:`UnsupportedFeature` for the first feature in ``text`` we do not handle."""
+    _check_form(read_sexpr(text, source), source)
+
+
+def _check_form(form: list[SExpr], source: Path | str) -> None:
+    for section in _sections(form):
+        for form in _lists(section):
+            if _is_feature(form):
+                raise UnsupportedFeature(source, _FEATURES[str(form[0])], _show(form))
+        if section[:1] == [":init"]:
+            _check_init(section[1:], source)
+
+
+def _is_feature(form: list[SExpr]) -> bool:
+    head = form[0] if form and isinstance(form[0], str) else ""
+    if head not in _FEATURES:
+        return False
+    # Keywords and either are unambiguous. An operator such as (increase (fuel ?t) 1) takes a
+    # formula or term as an argument, which no atom or predicate declaration does: a predicate
+    # that happens to be named "increase" is no numeric effect.
+    return head.startswith(":") or head == "either" or any(isinstance(a, list) for a in form[1:])
+
+
+def _check_init(atoms: list[SExpr], source: Path | str) -> None:
+    for atom in atoms:
+        if not isinstance(atom, list) or not atom:
+            continue
+        if atom[0] == "=":
+            raise UnsupportedFeature(source, "numeric fluents", _show(atom))
+        # (at 10 (p)) is a timed initial literal; (at truck1 depot0) is an ordinary atom
+        if atom[0] == "at" and len(atom) == 3 and isinstance(atom[1], str) and _NUMBER.match(atom[1]):
+            raise UnsupportedFeature(source, "timed initial literals", _show(atom))
+
+
+def read_problem(domain: Domain, text: str, source: Path | str = "<problem>") -> PddlProblem:
+    """Read a problem of ``domain``: raises :class:`UnsupportedFeature` or :class:`PddlError`."""
+    form = read_sexpr(text, source)
+    _check_form(form, source)
+    name, domain_name = _header(form, source)
+    if domain_name != domain.name:
+        raise PddlError(source, f"it is a problem of domain {domain_name!r}, not of {domain.name!r} ({domain.path})")
+    with UP_LOCK:
+        problem = parse_up_problem(domain.pddl, text, source)
+        objects = [(o.name.lower(), _type_name(o.type)) for o in problem.all_objects]
+        atoms = []
+        for node, value in problem.explicit_initial_values.items():
+            if not value.is_bool_constant():  # the scan above should have caught it
+                raise UnsupportedFeature(source, "numeric fluents", f"{node} = {value}")
+            if value.bool_constant_value():
+                atoms.append((node.fluent().name.lower(), tuple(a.object().name.lower() for a in node.args)))
+    try:
+        entities = tuple(Entity(n, t, n) for n, t in objects if n not in domain.constants)
+        facts = frozenset(Fact(p, args) for p, args in atoms)
+    except (InvalidName, InvalidValue) as exc:
+        raise PddlError(source, f"a name l3mp cannot store: {exc}") from exc
+    goal = _goal(form, source)
+    return PddlProblem(name, domain_name, entities, facts, goal, str(goal))
+
+
+def goal_of(text: str, source: Path | str = "<problem>") -> Formula:
+    """A problem's ``:goal`` as a formula, read without its domain (for ``l3mp pddl goal``)."""
+    form = read_sexpr(text, source)
+    _header(form, source)
+    return _goal(form, source)
+
+
+def _goal(form: list[SExpr], source: Path | str) -> Formula:
+    goals = [s for s in _sections(form) if s[:1] == [":goal"]]
+    if len(goals) != 1 or len(goals[0]) != 2:
+        raise PddlError(source, "a problem needs exactly one (:goal FORMULA)")
+    try:
+        return parse_goal(_show(goals[0][1], clip=False))
+    except GoalSyntaxError as exc:
+        raise PddlError(source, f"its goal does not read: {exc.problem}") from exc
+
+
+def parse_up_problem(domain_text: str, problem_text: str, source: Path | str = "<problem>") -> Any:
+    """unified-planning's ``Problem`` for the two texts; call it holding ``UP_LOCK``."""
+    from unified_planning.environment import get_environment
+    from unified_planning.io import PDDLReader
+
+    environment = get_environment()
+    # As kg_memory's domain reader does: a type and a predicate may share a name in PDDL.
+    previous = environment.error_used_name
+    environment.error_used_name = False
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"Name .* already defined", category=UserWarning)
+            warnings.filterwarnings("ignore", category=DeprecationWarning)  # pyparsing's camelCase API
+            return PDDLReader(environment=environment).parse_problem_string(domain_text, problem_text)
+    except Exception as exc:  # SyntaxError, UPException, pyparsing errors...
+        raise PddlError(source, f"unified-planning cannot read it: {' '.join(str(exc).split())}") from exc
+    finally:
+        environment.error_used_name = previous
+
+
+def _type_name(type_: Any) -> str:
+    return type_.name.lower() if type_.is_user_type() else ROOT_TYPE
+
+
+# -- s-expressions --------------------------------------------------------------------------
+
+
+def read_sexpr(text: str, source: Path | str = "<pddl>") -> list[SExpr]:
+    """The one top-level form of a PDDL file, lower-cased, comments dropped."""
+    stack: list[list[SExpr]] = [[]]
+    for token in _TOKEN.findall(_COMMENT.sub("", text)):
+        if token == "(":
+            stack.append([])
+        elif token != ")":
+            stack[-1].append(token.lower())
+        elif len(stack) == 1:
+            raise PddlError(source, "unbalanced parentheses: a ')' closes nothing")
+        else:
+            closed = stack.pop()
+            stack[-1].append(closed)
+    if len(stack) > 1:
+        raise PddlError(source, f"unbalanced parentheses: {len(stack) - 1} '(' never closed")
+    forms = stack[0]
+    if len(forms) != 1 or not isinstance(forms[0], list) or forms[0][:1] != ["define"]:
+        raise PddlError(source, "expected one (define ...) form")
+    return forms[0]
+
+
+def _header(form: list[SExpr], source: Path | str) -> tuple[str, str]:
+    """(name, domain name) of ``(define (problem NAME) (:domain DOMAIN) ...)``."""
+    head = form[1] if len(form) > 1 else None
+    if not (isinstance(head, list) and len(head) == 2 and head[0] == "problem" and isinstance(head[1], str)):
+        raise PddlError(source, f"expected (define (problem NAME) ...), got {_show(form)}")
+    for section in _sections(form):
+        if section[:1] == [":domain"] and len(section) == 2 and isinstance(section[1], str):
+            return head[1], section[1]
+    raise PddlError(source, "the problem names no (:domain NAME)")
+
+
+def _sections(form: list[SExpr]) -> Iterator[list[SExpr]]:
+    for item in form[1:]:
+        if isinstance(item, list):
+            yield item
+
+
+def _lists(form: list[SExpr]) -> Iterator[list[SExpr]]:
+    """``form`` and every list inside it, depth first."""
+    yield form
+    for item in form:
+        if isinstance(item, list):
+            yield from _lists(item)
+
+
+def _show(form: SExpr, clip: bool = True) -> str:
+    text = form if isinstance(form, str) else f"({' '.join(_show(f, clip=False) for f in form)})"
+    return text if not clip or len(text) <= _CLIP else text[: _CLIP - 3] + "..."

@@ -1,0 +1,194 @@
+"""``l3mp pddl import``: IPC problems into memories on both stores, planned back from the
+memory and validated against the original files; and the errors a user can make."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, neo4j_uri, require_neo4j, unique_name
+
+from kg_memory import WorldMemory
+from l3mp.cli import main
+from l3mp.pddl_cli import DomainClash, install_domain
+from l3mp.settings import Settings
+from l3mp.stores import open_store
+from planning import problem_pddl, solve
+from planning.pddl_io import load_domain_file, read_problem, read_text
+from planning.validate import validate_plan
+
+IPC = FIXTURES / "ipc"
+CASES = sorted(d for d in IPC.iterdir() if (d / "p01.pddl").is_file())
+
+
+@pytest.fixture
+def domains_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Imported domains go under the test's folder, never the working directory."""
+    path = tmp_path / "domains"
+    monkeypatch.setenv("L3MP_DOMAINS_PATH", str(path))
+    return path
+
+
+@pytest.fixture(params=("sqlite", "neo4j"))
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, domains_path: Path) -> Iterator[str]:
+    made: list[str] = []
+    if request.param == "neo4j":
+        require_neo4j()
+        monkeypatch.setenv("L3MP_NEO4J_URI", neo4j_uri())
+        if os.environ.get("NEO4J_PASSWORD"):
+            monkeypatch.setenv("L3MP_NEO4J_USER", os.environ.get("NEO4J_USER", "neo4j"))
+            monkeypatch.setenv("L3MP_NEO4J_PASSWORD", os.environ["NEO4J_PASSWORD"])
+    request.node.made = made
+    yield request.param
+    if request.param == "neo4j" and made:  # the Neo4j database is shared: remove what we made
+        store = open_store(Settings(store="neo4j"))
+        try:
+            for name in made:
+                store.delete_memory(name)
+        finally:
+            store.close()
+
+
+def _import(db: Path, backend: str, case: Path, memory: str, *extra: str) -> int:
+    store = ["--store", backend] if backend == "neo4j" else []
+    files = [str(case / "domain.pddl"), str(case / "p01.pddl")]
+    return main([*store, "--db", str(db), "pddl", "import", *files, "--memory", memory, *extra])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_import_holds_the_init_and_plans_back_to_a_valid_plan(
+    case: Path, backend: str, tmp_path: Path, request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = unique_name(case.name.replace("-", "_"))
+    request.node.made.append(name)
+    assert _import(tmp_path / "t.db", backend, case, name, "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    domain = load_domain_file(case / "domain.pddl")
+    text = read_text(case / "p01.pddl")
+    problem = read_problem(domain, text)
+    assert report["memory"] == name and report["store"] == backend and report["version"] == 1
+    assert (report["entities"], report["facts"]) == (len(problem.entities), len(problem.facts))
+
+    # a new store, opened as any later command would, finds the domain by name
+    store = open_store(Settings(store=backend, sqlite_path=tmp_path / "t.db"))  # type: ignore[arg-type]
+    try:
+        memory = WorldMemory.open(store, name)
+        assert memory.domain.name == domain.name and memory.domain.pddl == domain.pddl
+        facts = memory.facts()
+        entities = [e for n, e in memory.entities().items() if n not in domain.constants]
+    finally:
+        store.close()
+    assert facts == problem.facts
+    assert {(e.name, e.type) for e in entities} == {(e.name, e.type) for e in problem.entities}
+
+    # plan from the memory's state with the problem's goal; the original files judge the plan
+    result = solve(domain, problem_pddl(domain, entities, facts, problem.goal))
+    assert result.solved, result.message
+    assert validate_plan(domain.pddl, text, result.plan, case / "p01.pddl").valid
+
+
+def test_a_second_problem_reuses_the_installed_domain(
+    domains_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "t.db"
+    assert _import(db, "sqlite", IPC / "logistics", "first") == 0
+    assert "created memory 'first'" in capsys.readouterr().out
+    # the same domain with other comments and spacing is the same domain
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "domain.pddl").write_text(";; a copy\n" + (IPC / "logistics_typed.pddl").read_text().replace(" ", "  "))
+    (copy / "p01.pddl").write_text((IPC / "logistics" / "p01.pddl").read_text())
+    assert _import(db, "sqlite", copy, "second") == 0
+    assert sorted(p.name for p in domains_path.iterdir()) == ["logistics"]
+    assert (domains_path / "logistics" / "domain.pddl").read_text() == (IPC / "logistics" / "domain.pddl").read_text()
+    assert main(["--db", str(db), "memories"]) == 0
+    out = capsys.readouterr().out
+    assert "first" in out and "second" in out
+
+
+def test_a_different_domain_under_a_taken_name_is_refused(
+    domains_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "t.db"
+    assert _import(db, "sqlite", IPC / "logistics", "first") == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "domain.pddl").write_text((IPC / "logistics" / "domain.pddl").read_text().replace("in-city", "within"))
+    (other / "p01.pddl").write_text((IPC / "logistics" / "p01.pddl").read_text().replace("in-city", "within"))
+    capsys.readouterr()
+    assert _import(db, "sqlite", other, "second") == 1
+    assert "a different domain named 'logistics' is already installed" in " ".join(capsys.readouterr().out.split())
+    with pytest.raises(DomainClash) as caught:
+        install_domain(load_domain_file(other / "domain.pddl"), other / "domain.pddl", domains_path)
+    assert caught.value.given == other / "domain.pddl"
+    assert caught.value.installed == (domains_path / "logistics" / "domain.pddl").resolve()
+    store = open_store(Settings(sqlite_path=db))
+    try:
+        assert [m.name for m in store.list_memories()] == ["first"]
+    finally:
+        store.close()
+
+
+def test_a_shipped_domain_name_cannot_be_taken(domains_path: Path, tmp_path: Path) -> None:
+    (tmp_path / "domain.pddl").write_text("(define (domain example_home) (:predicates (p ?x)))")
+    with pytest.raises(DomainClash, match="example_home"):
+        install_domain(load_domain_file(tmp_path / "domain.pddl"), tmp_path / "domain.pddl", domains_path)
+    assert not domains_path.exists()
+
+
+@pytest.mark.parametrize(
+    ("domain", "problem", "message"),
+    [
+        ("nowhere.pddl", "logistics/p01.pddl", "nowhere.pddl: no such domain file"),
+        ("logistics/domain.pddl", "nowhere.pddl", "nowhere.pddl: no such problem file"),
+        ("unsupported/storage/domain.pddl", "unsupported/storage/p01.pddl", "uses either types"),
+        ("depots/domain.pddl", "unsupported/depots-numeric/p01.pddl", "uses numeric fluents"),
+        ("blocksworld/domain.pddl", "logistics/p01.pddl", "problem of domain 'logistics', not of 'blocks'"),
+    ],
+)
+def test_errors_are_clear_and_leave_nothing_behind(
+    domain: str, problem: str, message: str, domains_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "t.db"
+    argv = ["--db", str(db), "pddl", "import", str(IPC / domain), str(IPC / problem), "--memory", "m"]
+    assert main(argv) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "error:" in out and message in out.replace(f"{IPC}/", "")
+    assert not domains_path.exists() and not db.exists()
+
+
+def test_an_existing_memory_is_not_overwritten(
+    domains_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _import(tmp_path / "t.db", "sqlite", IPC / "gripper", "g") == 0
+    assert _import(tmp_path / "t.db", "sqlite", IPC / "blocksworld", "g") == 1
+    assert "memory 'g' already exists" in capsys.readouterr().out
+
+
+def test_goal_prints_the_problem_goal_as_pddl(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["pddl", "goal", str(IPC / "blocksworld" / "p01.pddl")]) == 0
+    assert capsys.readouterr().out == "(and (on d c) (on c b) (on b a))\n"
+    assert main(["pddl", "goal", "nowhere.pddl"]) == 1
+    assert "nowhere.pddl: no such problem file" in capsys.readouterr().out
+
+
+def test_a_shipped_domain_is_reused_and_its_rules_still_hold(
+    domains_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shipped = Path(__file__).resolve().parents[2] / "kg_memory" / "domains" / "example_home" / "domain.pddl"
+    problem = tmp_path / "home.pddl"
+    problem.write_text(
+        "(define (problem home) (:domain example_home) (:objects hall - room table_1 shelf_1 - furniture mug_1 - item)"
+        " (:init (in_room table_1 hall) (in_room shelf_1 hall) (on mug_1 table_1) (on mug_1 shelf_1))"
+        " (:goal (held mug_1 robot_1)))"
+    )
+    db = tmp_path / "t.db"
+    argv = ["--db", str(db), "pddl", "import", str(shipped), str(problem), "--memory", "home"]
+    assert main(argv) == 1
+    assert "mug_1 can be in only one place" in " ".join(capsys.readouterr().out.split())
+    assert not domains_path.exists()  # the shipped domain was used, not copied
+    problem.write_text(problem.read_text().replace(" (on mug_1 shelf_1)", ""))
+    assert main(argv) == 0  # the rejected memory was removed, so the name is free
