@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kg_memory import GraphStore, L3mpError, WorldMemory
-from l3mp import bench_cli, pddl_cli, sim_cli
+from l3mp import bench_cli, pddl_cli, plan_cli, sim_cli
 from l3mp.settings import Settings
 from l3mp.stores import open_store
 
@@ -36,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     sim_cli.add_commands(commands)
     bench_cli.add_commands(commands)
     pddl_cli.add_commands(commands)
+    plan_cli.add_commands(commands)
     return parser
 
 
@@ -63,8 +64,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "pddl":  # installs the domain before it opens the store
             pddl_cli.run(args, _settings(args), console)
             return 0
-        store = open_store(_settings(args))
+        settings = _settings(args)
+        store = open_store(settings)
         try:
+            if args.command == "plan":
+                return plan_cli.run(args, store, settings, console)
             _run(args, store, console)
         finally:
             store.close()

@@ -192,3 +192,33 @@ def test_a_shipped_domain_is_reused_and_its_rules_still_hold(
     assert not domains_path.exists()  # the shipped domain was used, not copied
     problem.write_text(problem.read_text().replace(" (on mug_1 shelf_1)", ""))
     assert main(argv) == 0  # the rejected memory was removed, so the name is free
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_l3mp_plan_plans_the_problems_goal_from_memory_and_validates_it(
+    tmp_path: Path, backend: str, case: Path, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
+    name = unique_name("plan")
+    request.node.made.append(name)
+    db = tmp_path / "plan.db"
+    assert _import(db, backend, case, name) == 0
+    capsys.readouterr()
+    store = ["--store", backend] if backend == "neo4j" else []
+    goal_file = str(case / "p01.pddl")
+    code = main([*store, "--db", str(db), "plan", "--memory", name, "--goal-file", goal_file, "--json"])
+    record = json.loads(capsys.readouterr().out)
+    assert code == 0 and record["status"] == "solved", record["issues"]
+    assert record["validation"] == {"valid": True, "reason": ""} or record["validation"]["valid"] is True
+    assert record["tier"] in ("retrieved", "widened", "full") and record["plan"]
+    assert len(record["explanation"]) == len(record["plan"])
+
+
+def test_l3mp_plan_exit_codes(tmp_path: Path, domains_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case = IPC / "blocksworld"
+    db = tmp_path / "codes.db"
+    assert _import(db, "sqlite", case, "blocks") == 0
+    capsys.readouterr()
+    unknown = main(["--db", str(db), "plan", "--memory", "blocks", "--goal", "(on nothing_1 nothing_2)", "--json"])
+    record = json.loads(capsys.readouterr().out)
+    assert unknown == 2 and record["status"] == "invalid_goal" and "nothing_1" in " ".join(record["issues"])
+    assert main(["--db", str(db), "plan", "--memory", "no_such_memory", "--goal", "(clear a)"]) == 1
