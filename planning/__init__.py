@@ -5,7 +5,7 @@ does), goal checking, tiered planning validated against the full state, and expl
 from planning.evaluator import ActionEvaluator, GroundAction, PlanOutcome, StepOutcome
 from planning.explain import ExplainError, explain, numbered
 from planning.goal import GoalCheck, GoalSyntaxError, check_goal, parse_goal
-from planning.planner import DEFAULT_PLANNER, PlanningError, PlanResult, PlanStatus, solve
+from planning.planner import DEFAULT_PLANNER, PlanningError, PlanResult, PlanStatus, available_planners, solve
 from planning.problem import Context, full_context, goal_objects, goal_types, problem_pddl, pruned_context
 from planning.tiers import TIERS, TierAttempt, TieredPlan, TieredPlanner
 from planning.world import World, WorldError
@@ -29,6 +29,7 @@ __all__ = [
     "TieredPlanner",
     "World",
     "WorldError",
+    "available_planners",
     "check_goal",
     "explain",
     "full_context",
