@@ -1,10 +1,10 @@
-"""Run every benchmark in sequence with its defaults: stores, evaluator, sim, retrieval, updates.
+"""Run every benchmark in sequence with its defaults: stores, evaluator, sim, retrieval, updates, planning.
 
 Each prints its own tables and writes its results file; a last table lists the targets. The exit
 code is 1 only if a benchmark crashed or reported a failure (the evaluator refusing one of its own
 applicable actions, say), never because a target was missed.
 
-    .venv/bin/python -m benchmarks [--only stores,evaluator,sim,retrieval,updates]
+    .venv/bin/python -m benchmarks [--only stores,evaluator,sim,retrieval,updates,planning]
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks import evaluator, retrieval, sim, stores, updates
+from benchmarks import evaluator, planning, retrieval, sim, stores, updates
 from benchmarks._common import description, verdict
 
 BENCHMARKS: dict[str, tuple[Callable[[Sequence[str] | None], int], Path]] = {
@@ -28,6 +28,7 @@ BENCHMARKS: dict[str, tuple[Callable[[Sequence[str] | None], int], Path]] = {
     "sim": (sim.main, Path("benchmarks/results/sim.json")),
     "retrieval": (retrieval.main, Path("benchmarks/results/retrieval.json")),
     "updates": (updates.main, Path("benchmarks/results/updates.json")),
+    "planning": (planning.main, Path("benchmarks/results/planning.json")),
 }
 
 
@@ -44,7 +45,7 @@ def targets(name: str, results: dict[str, Any]) -> list[tuple[str, dict[str, Any
     if name == "stores":
         found = results["stores"].items()
         return [(f"{kind} {LABELS.get(key, key)}", t) for kind, r in found for key, t in r["targets"].items()]
-    if name in ("retrieval", "updates"):
+    if name in ("retrieval", "updates", "planning"):
         return [(key, t) for key, t in results["targets"].items()]
     return [(LABELS.get(name, name), results["target"])]
 

@@ -39,6 +39,10 @@ def add_commands(commands: Any) -> None:
     from l3mp.experiments.update_eval import add_arguments as add_update_arguments
 
     add_update_arguments(updates)
+    planning = sub.add_parser("planning", help="planning from memory vs the full state (paper Fig. 3)")
+    from l3mp.experiments.plan_eval import add_arguments as add_planning_arguments
+
+    add_planning_arguments(planning)
 
 
 def add_retrieval_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,6 +68,10 @@ def run(args: argparse.Namespace, console: Console) -> None:
         from l3mp.experiments.update_eval import run_updates
 
         run_updates(args, console)
+    elif args.bench_command == "planning":
+        from l3mp.experiments.plan_eval import run_planning
+
+        run_planning(args, console)
 
 
 def _choices(text: str, allowed: tuple[str, ...], what: str) -> list[str]:

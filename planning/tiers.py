@@ -18,7 +18,7 @@ from kg_memory import Domain, Entity, Fact
 from kg_memory.formula import And, Atom, Formula, Not, Or, Quantified
 from planning.evaluator import ActionEvaluator, GroundAction
 from planning.planner import DEFAULT_PLANNER, PlanResult, PlanStatus, solve
-from planning.problem import Context, full_context, goal_objects, problem_pddl, pruned_context
+from planning.problem import Context, full_context, goal_objects, problem_pddl
 from planning.world import World
 
 TIERS = ("retrieved", "widened", "full")
@@ -82,15 +82,37 @@ def _entities(world: World, names: Iterable[str]) -> tuple[Entity, ...]:
     return tuple(e for n in sorted(set(names)) if n not in constants and (e := world.entity(n)) is not None)
 
 
-def widen(world: World, context: Context, goal: Formula, predicates: Iterable[str], anchors: Sequence[str]) -> Context:
-    """More of the state: the pruning heuristic's objects (static skeleton, the goal's objects and
-    their neighbours, ``anchors``), one more hop around what ``context`` held, and every fact of
-    ``predicates`` (those the goal and a failing action mention) with the objects they name."""
+def _needed_types(domain: Domain, predicates: set[str]) -> set[str]:
+    """The parameter types of the actions that can change ``predicates`` (what achieving them takes)."""
+    return {p.type for a in domain.actions.values() if a.changes & predicates for p in a.parameters}
+
+
+def widen(
+    world: World, context: Context, goal: Formula, predicates: set[str], anchors: Sequence[str], per_type: int = 2
+) -> Context:
+    """More of the state, still far from all of it.
+
+    One more hop around what ``context`` held; for every type that the actions changing
+    ``predicates`` (those the goal and a failing action mention) take as a parameter, the
+    ``per_type`` objects of that type nearest the first anchor, with the way to them; then the
+    static facts of everything kept (a room's doors and furniture, a sink's faucet). Taking all
+    facts of those predicates instead would, at 10,000 entities, rebuild most of the full problem.
+    """
+    import networkx as nx
+
     first = {e.name for e in context.entities}
-    names = first | {a for n in first for f in world.facts_about(n) for a in f.args}  # one more hop
-    names |= {e.name for e in pruned_context(world, goal, anchors).entities}
-    for predicate in predicates:
-        names |= {a for f in world.facts_of(predicate) for a in f.args}
+    names = first | {a for n in first for f in world.facts_about(n) for a in f.args}
+    names |= goal_objects(goal)
+    graph: nx.Graph[str] = nx.Graph()
+    graph.add_edges_from(f.args for f in world.facts if len(f.args) == 2)
+    start = next((a for a in anchors if a in graph), None)
+    paths = nx.single_source_shortest_path(graph, start) if start is not None else {}
+    for type_ in sorted(_needed_types(world.domain, predicates)):
+        reachable = sorted((len(paths[o]), o) for o in world.objects_of(type_) if o in paths)
+        for _, name in reachable[:per_type]:
+            names |= set(paths[name])
+    static = world.domain.static_predicates
+    names |= {a for n in list(names) for f in world.facts_about(n) if f.predicate in static for a in f.args}
     entities = _entities(world, names)
     return Context(entities, _facts_among(world, {e.name for e in entities}), "widened")
 

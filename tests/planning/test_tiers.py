@@ -86,3 +86,19 @@ def test_without_the_full_state_the_last_tier_is_the_widened_one(base: World) ->
     planner = TieredPlanner(world.domain)
     result = planner.plan(world, goal, pruned_context(world, goal, [ROBOT]), anchors=[ROBOT], full_state=False)
     assert result.status is PlanStatus.UNSOLVABLE and "full" not in [a.tier for a in result.attempts]
+
+
+def test_the_full_state_is_the_last_resort(base: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    world = base.copy()
+    cup = _cup(world)
+    goal = Atom("held", (cup, ROBOT))
+    bare = Context(tuple(e for e in (world.entity(cup),) if e), frozenset(), "retrieved")
+
+    def too_narrow(world: World, context: Context, *args: object) -> Context:
+        return Context(context.entities, context.facts, "widened")  # a widening that adds nothing useful
+
+    monkeypatch.setattr("planning.tiers.widen", too_narrow)
+    result = TieredPlanner(world.domain).plan(world, goal, bare, anchors=[ROBOT])
+    assert result.status is PlanStatus.SOLVED and result.tier == "full"
+    assert [a.tier for a in result.attempts] == ["retrieved", "full"]  # the same problem is not planned twice
+    assert result.attempts[0].result.status is PlanStatus.UNSOLVABLE
