@@ -97,9 +97,29 @@ def full_context(world: World) -> Context:
     return Context(entities, world.facts, "full")
 
 
+def _violating(world: World, goal: Formula) -> set[str]:
+    """For ``forall`` goals over one variable, the objects that break the body now (the lights still
+    on, for "every light off"); for other quantified goals, every object of their types."""
+    from planning.evaluator import ActionEvaluator
+
+    match goal:
+        case Quantified(universal=True, variables=(variable,), body=body):
+            evaluator = ActionEvaluator(world.domain)
+            objects = world.objects_of(variable.type)
+            return {o for o in objects if not evaluator.evaluate(body, world, {variable.name: o})}
+        case Quantified(variables=variables):
+            return {name for v in variables for name in world.objects_of(v.type)}
+        case Not(arg=arg):
+            return _violating(world, arg)
+        case And(args=args) | Or(args=args):
+            return set().union(*(_violating(world, a) for a in args)) if args else set()
+    return set()
+
+
 def focused_context(world: World, goal: Formula, anchors: Iterable[str] = (), seeds: Iterable[str] = ()) -> Context:
-    """A small problem: the goal's objects, ``seeds`` (what retrieval found) and ``anchors`` (the robot),
-    what holds them, and the shortest ways between the first anchor and each of those.
+    """A small problem: the goal's objects (for a ``forall``, those that break it now) and ``anchors``
+    (the robot), what holds them, the shortest ways from the first anchor to each of those, and
+    ``seeds`` (what retrieval found) with the objects their facts name.
 
     Paths run over the static skeleton (rooms, doors, fixtures) and the facts about the objects
     that matter, so a plan for "bring the mug" sees the rooms between the robot and the mug and not
@@ -108,22 +128,29 @@ def focused_context(world: World, goal: Formula, anchors: Iterable[str] = (), se
     import networkx as nx
 
     domain = world.domain
+    static = domain.static_predicates
     anchors = [a for a in anchors if world.entity(a) is not None]
-    focus = goal_objects(goal) | set(seeds) | set(anchors)
-    focus |= {name for type_ in goal_types(goal) for name in world.objects_of(type_)}
+    focus = goal_objects(goal) | _violating(world, goal) | set(anchors)
     terminals = focus | {a for name in focus for f in world.facts_about(name) for a in f.args}
     graph: nx.Graph[str] = nx.Graph()
     for fact in world.facts:
-        if len(fact.args) == 2 and (fact.predicate in domain.static_predicates or terminals & set(fact.args)):
+        if len(fact.args) == 2 and (fact.predicate in static or terminals & set(fact.args)):
             graph.add_edge(*fact.args)
     keep = set(terminals)
     for anchor in anchors[:1]:
         if anchor in graph:
             paths = nx.single_source_shortest_path(graph, anchor)
             keep |= {n for target in terminals if target in paths for n in paths[target]}
+    # each kept object's own static facts (a table's room, a faucet's sink, a room's doors), not
+    # those of which it is the second argument: a room's furniture would bring the whole floor
     keep |= {
-        a for name in keep for f in world.facts_about(name) if f.predicate in domain.static_predicates for a in f.args
+        a
+        for name in keep
+        for f in world.facts_about(name)
+        if f.predicate in static and f.args[0] == name
+        for a in f.args
     }
+    keep |= {a for name in seeds for f in world.facts_about(name) for a in f.args}
     keep -= set(domain.constants)
     entities = tuple(e for name in sorted(keep) if (e := world.entity(name)) is not None)
     known = keep | set(domain.constants)

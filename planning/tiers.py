@@ -92,17 +92,24 @@ def widen(
 ) -> Context:
     """More of the state, still far from all of it.
 
-    One more hop around what ``context`` held; for every type that the actions changing
+    Two hops around the goal's objects; for every type that the actions changing
     ``predicates`` (those the goal and a failing action mention) take as a parameter, the
-    ``per_type`` objects of that type nearest the first anchor, with the way to them; then the
-    static facts of everything kept (a room's doors and furniture, a sink's faucet). Taking all
+    ``per_type`` objects of that type nearest the first anchor, with the way to them; then each
+    kept object's own static facts (a table's room, a faucet's sink, a room's doors). Taking all
     facts of those predicates instead would, at 10,000 entities, rebuild most of the full problem.
     """
     import networkx as nx
 
-    first = {e.name for e in context.entities}
-    names = first | {a for n in first for f in world.facts_about(n) for a in f.args}
-    names |= goal_objects(goal)
+    names = {e.name for e in context.entities} | goal_objects(goal)
+    # two hops around the goal's objects: what holds them, and what is next to that
+    names |= {
+        a
+        for n in goal_objects(goal)
+        for f in world.facts_about(n)
+        for b in f.args
+        for g in world.facts_about(b)
+        for a in g.args
+    }
     graph: nx.Graph[str] = nx.Graph()
     graph.add_edges_from(f.args for f in world.facts if len(f.args) == 2)
     start = next((a for a in anchors if a in graph), None)
@@ -112,7 +119,9 @@ def widen(
         for _, name in reachable[:per_type]:
             names |= set(paths[name])
     static = world.domain.static_predicates
-    names |= {a for n in list(names) for f in world.facts_about(n) if f.predicate in static for a in f.args}
+    names |= {
+        a for n in list(names) for f in world.facts_about(n) if f.predicate in static and f.args[0] == n for a in f.args
+    }
     entities = _entities(world, names)
     return Context(entities, _facts_among(world, {e.name for e in entities}), "widened")
 
