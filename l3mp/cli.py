@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kg_memory import GraphStore, L3mpError, WorldMemory
-from l3mp import bench_cli, pddl_cli, plan_cli, sim_cli
+from l3mp import bench_cli, pddl_cli, plan_cli, sim_cli, update_cli
 from l3mp.settings import Settings
 from l3mp.stores import open_store
 
@@ -30,6 +30,8 @@ def _parser() -> argparse.ArgumentParser:
     ):
         sub = commands.add_parser(name, help=text)
         sub.add_argument("memory")
+        if name == "state":
+            sub.add_argument("--json", action="store_true", help="print the facts as JSON")
     sub = commands.add_parser("import", help="import a memory exported as JSON")
     sub.add_argument("file", type=Path)
     sub.add_argument("--name", help="import under this name")
@@ -37,6 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     bench_cli.add_commands(commands)
     pddl_cli.add_commands(commands)
     plan_cli.add_commands(commands)
+    update_cli.add_commands(commands)
     return parser
 
 
@@ -69,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             if args.command == "plan":
                 return plan_cli.run(args, store, settings, console)
+            if args.command in update_cli.COMMANDS:
+                return update_cli.run(args, store, settings, console)
             _run(args, store, console)
         finally:
             store.close()
@@ -90,6 +95,11 @@ def _run(args: argparse.Namespace, store: GraphStore, console: Console) -> None:
         console.print(table)
     elif args.command == "state":
         memory = WorldMemory.open(store, args.memory)
+        if args.json:
+            state = memory.state()
+            facts = sorted(str(f) for f in state.facts)
+            sys.stdout.write(json.dumps({"memory": memory.name, "version": state.version, "facts": facts}) + "\n")
+            return
         for fact in sorted(memory.state().facts, key=str):
             console.print(fact.display(), memory.domain.language.fact(fact), sep="  ")
     elif args.command == "history":

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace, store: GraphStore, settings: Settings, console
     )
     original = args.goal_file.read_text(encoding="utf-8") if args.goal_file else None
     goal = args.goal if original is None else _goal_of(memory, original, args.goal_file)
-    model = None if goal is not None else _model(settings)
+    model = None if goal is not None else model_from(settings)
     report = TaskPlanner(memory, model, config).plan(args.request, goal=goal)
     record = report.to_json()
     if original is not None and report.solved:
@@ -66,7 +66,8 @@ def _goal_of(memory: WorldMemory, text: str, path: Path) -> str:
     return read_problem(memory.domain, text, str(path)).goal_text
 
 
-def _model(settings: Settings) -> Any:
+def model_from(settings: Settings) -> Any:
+    """The configured OpenAI-compatible model (built lazily: commands without a model need no key)."""
     from l3mp.llm import OpenAICompatibleModel
 
     return OpenAICompatibleModel(
