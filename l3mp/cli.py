@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kg_memory import GraphStore, L3mpError, WorldMemory
-from l3mp import bench_cli, pddl_cli, plan_cli, sim_cli, update_cli
+from l3mp import bench_cli, daemon_cli, pddl_cli, plan_cli, serve_cli, sim_cli, update_cli
 from l3mp.settings import Settings
 from l3mp.stores import open_store
 
@@ -21,7 +21,6 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--store", choices=("sqlite", "neo4j"), help="backend (default: L3MP_STORE or sqlite)")
     parser.add_argument("--db", type=Path, help="SQLite file (default: L3MP_SQLITE_PATH or l3mp.db)")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("demo", help="create a small home, apply updates (one rejected), show state and history")
     commands.add_parser("memories", help="list the memories in the store")
     for name, text in (
         ("state", "show a memory's current state"),
@@ -40,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     pddl_cli.add_commands(commands)
     plan_cli.add_commands(commands)
     update_cli.add_commands(commands)
+    serve_cli.add_commands(commands)
+    daemon_cli.add_commands(commands)
     return parser
 
 
@@ -64,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "bench":  # the benchmark opens its own stores
             bench_cli.run(args, console)
             return 0
+        if args.command == "serve":  # the service opens its store in its lifespan
+            return serve_cli.run(args, _settings(args))
         if args.command == "pddl":  # installs the domain before it opens the store
             pddl_cli.run(args, _settings(args), console)
             return 0
@@ -72,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             if args.command == "plan":
                 return plan_cli.run(args, store, settings, console)
+            if args.command in ("demo", "daemon"):
+                return daemon_cli.run(args, store, settings, console)
             if args.command in update_cli.COMMANDS:
                 return update_cli.run(args, store, settings, console)
             _run(args, store, console)
@@ -84,11 +89,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, store: GraphStore, console: Console) -> None:
-    if args.command == "demo":
-        from l3mp.demo import run_demo
-
-        run_demo(store, console)
-    elif args.command == "memories":
+    if args.command == "memories":
         table = Table("name", "domain", "version", "created")
         for m in store.list_memories():
             table.add_row(m.name, m.domain, str(m.version), m.created.isoformat(timespec="seconds"))

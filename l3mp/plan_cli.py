@@ -20,7 +20,7 @@ from rich.console import Console
 
 from kg_memory import GraphStore, WorldMemory
 from l3mp.plans import PlanConfig, PlanReport, TaskPlanner
-from l3mp.settings import Settings
+from l3mp.settings import Settings, configured_model
 from planning import numbered
 from retrieval import RETRIEVERS
 
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace, store: GraphStore, settings: Settings, console
     )
     original = args.goal_file.read_text(encoding="utf-8") if args.goal_file else None
     goal = args.goal if original is None else _goal_of(memory, original, args.goal_file)
-    model = None if goal is not None else model_from(settings)
+    model = None if goal is not None else configured_model(settings)
     report = TaskPlanner(memory, model, config).plan(args.request, goal=goal)
     record = report.to_json()
     if original is not None and report.solved:
@@ -64,20 +64,6 @@ def _goal_of(memory: WorldMemory, text: str, path: Path) -> str:
     from planning.pddl_io import read_problem
 
     return read_problem(memory.domain, text, str(path)).goal_text
-
-
-def model_from(settings: Settings) -> Any:
-    """The configured OpenAI-compatible model (built lazily: commands without a model need no key)."""
-    from l3mp.llm import OpenAICompatibleModel
-
-    return OpenAICompatibleModel(
-        settings.llm_base_url,
-        settings.llm_model,
-        settings.llm_api_key.get_secret_value(),
-        timeout=settings.llm_timeout,
-        max_retries=settings.llm_max_retries,
-        structured=settings.llm_structured,
-    )
 
 
 def _print(console: Console, report: PlanReport, record: dict[str, Any]) -> None:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+if TYPE_CHECKING:
+    from l3mp.llm import LanguageModel
 
 
 class Settings(BaseSettings):
@@ -28,7 +31,29 @@ class Settings(BaseSettings):
     llm_max_retries: int = Field(default=3, ge=0)
     llm_structured: bool | None = None
 
+    # REST service (l3mp.service): with api_key set, every mutating route needs it in X-API-Key;
+    # read_only_api_key allows reads only. Bodies above max_request_bytes are refused unread.
+    api_key: SecretStr | None = None
+    read_only_api_key: SecretStr | None = None
+    max_request_bytes: int = Field(default=1_000_000, gt=0)
+    retriever: Literal["full", "entities", "search"] = "search"
+    verify_updates: bool = True
+
     @property
     def neo4j_auth(self) -> tuple[str, str] | None:
         password = self.neo4j_password.get_secret_value()
         return (self.neo4j_user, password) if password else None
+
+
+def configured_model(settings: Settings) -> LanguageModel:
+    """The OpenAI-compatible model the settings name (built on demand: commands without a model need no key)."""
+    from l3mp.llm import OpenAICompatibleModel
+
+    return OpenAICompatibleModel(
+        settings.llm_base_url,
+        settings.llm_model,
+        settings.llm_api_key.get_secret_value(),
+        timeout=settings.llm_timeout,
+        max_retries=settings.llm_max_retries,
+        structured=settings.llm_structured,
+    )

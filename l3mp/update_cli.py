@@ -19,7 +19,7 @@ from typing import Any
 from rich.console import Console
 
 from kg_memory import GraphStore, Update, UpdateStatus, WorldMemory
-from l3mp.settings import Settings
+from l3mp.settings import Settings, configured_model
 
 COMMANDS = ("init", "update", "observe", "revert")
 
@@ -73,11 +73,10 @@ def _init(args: argparse.Namespace, store: GraphStore, console: Console) -> int:
 
 
 def _update(args: argparse.Namespace, memory: WorldMemory, settings: Settings) -> Update:
-    from l3mp.plan_cli import model_from
     from l3mp.updates import NLUpdateConfig, NLUpdater
 
     config = NLUpdateConfig(retriever=args.retriever, verify=not args.no_verify)
-    return NLUpdater(memory, model_from(settings), config).update(args.text).update
+    return NLUpdater(memory, configured_model(settings), config).update(args.text).update
 
 
 def _report(update: Update, as_json: bool, console: Console) -> int:

@@ -1,0 +1,96 @@
+"""Dependencies of the routes: the store, the memory named in the path, the model and API keys."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from threading import Lock
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request, Security
+from fastapi.security import APIKeyHeader
+from pydantic import SecretStr
+
+from kg_memory import GraphStore, WorldMemory
+from l3mp.llm import LanguageModel
+from l3mp.settings import Settings, configured_model
+from retrieval import Retriever
+from retrieval import retriever as make_retriever
+
+
+@dataclass
+class Services:
+    """What the app holds while it runs (opened by the lifespan, see ``app.py``)."""
+
+    settings: Settings
+    store: GraphStore
+    model: LanguageModel | None = None
+    _retriever: Retriever | None = None
+    _lock: Lock = field(default_factory=Lock)
+
+    def language_model(self) -> LanguageModel:
+        with self._lock:
+            if self.model is None:
+                self.model = configured_model(self.settings)
+            return self.model
+
+    def retriever(self) -> Retriever:
+        """One retriever per app, so the search retriever's embeddings model loads once."""
+        with self._lock:
+            if self._retriever is None:
+                self._retriever = make_retriever(self.settings.retriever)
+            return self._retriever
+
+
+def _services(request: Request) -> Services:
+    services: Services = request.app.state.services
+    return services
+
+
+ServicesDep = Annotated[Services, Depends(_services)]
+
+
+def _store(services: ServicesDep) -> GraphStore:
+    return services.store
+
+
+StoreDep = Annotated[GraphStore, Depends(_store)]
+
+
+def _memory(memory: str, store: StoreDep) -> WorldMemory:
+    return WorldMemory.open(store, memory)
+
+
+MemoryDep = Annotated[WorldMemory, Depends(_memory)]
+
+_key_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="the API key (read-only keys: GET only)")
+
+
+def _matches(given: str, key: SecretStr | None) -> bool:
+    return key is not None and secrets.compare_digest(given.encode(), key.get_secret_value().encode())
+
+
+def require_read(services: ServicesDep, key: Annotated[str | None, Security(_key_header)]) -> None:
+    """Reads are open unless a read-only key is configured; then either key is needed."""
+    settings = services.settings
+    if settings.read_only_api_key is None:
+        return
+    if not key:
+        raise HTTPException(401, "this route needs an API key in the X-API-Key header")
+    if not (_matches(key, settings.api_key) or _matches(key, settings.read_only_api_key)):
+        raise HTTPException(403, "the API key is not valid")
+
+
+def require_write(services: ServicesDep, key: Annotated[str | None, Security(_key_header)]) -> None:
+    """Writes need the full API key when one is configured (a read-only key gets 403)."""
+    settings = services.settings
+    if settings.api_key is None and settings.read_only_api_key is None:
+        return
+    if not key:
+        raise HTTPException(401, "this route changes state: it needs the API key in the X-API-Key header")
+    if not _matches(key, settings.api_key):
+        raise HTTPException(403, "the API key is not valid for writes")
+
+
+ReadAccess = Depends(require_read)
+WriteAccess = Depends(require_write)

@@ -1,0 +1,47 @@
+"""Memories: create, list, get, export, import."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Query
+
+from kg_memory import WorldMemory
+from l3mp.service.deps import MemoryDep, ReadAccess, StoreDep, WriteAccess
+from l3mp.service.errors import RESPONSES
+from l3mp.service.schemas import MemoryIn, MemoryOut
+
+reads = APIRouter(prefix="/memories", tags=["memories"], dependencies=[ReadAccess], responses=RESPONSES)
+writes = APIRouter(prefix="/memories", tags=["memories"], dependencies=[WriteAccess], responses=RESPONSES)
+
+
+@writes.post("", response_model=MemoryOut, status_code=201, responses={409: {"description": "memory exists"}})
+def create_memory(body: MemoryIn, store: StoreDep) -> MemoryOut:
+    """A new, empty memory bound to a domain."""
+    return MemoryOut.of(WorldMemory.create(store, body.name, body.domain).record)
+
+
+@reads.get("", response_model=list[MemoryOut])
+def list_memories(store: StoreDep) -> list[MemoryOut]:
+    return [MemoryOut.of(m) for m in store.list_memories()]
+
+
+@reads.get("/{memory}", response_model=MemoryOut)
+def get_memory(memory: MemoryDep) -> MemoryOut:
+    return MemoryOut.of(memory.record)
+
+
+@reads.get("/{memory}/export", response_model=dict[str, Any])
+def export_memory(memory: MemoryDep) -> dict[str, Any]:
+    """The memory, its state and its full history as JSON (what ``POST /memories/import`` takes)."""
+    return memory.export()
+
+
+@writes.post("/import", response_model=MemoryOut, status_code=201, responses={409: {"description": "memory exists"}})
+def import_memory(
+    data: Annotated[dict[str, Any], Body(description="an export (GET /memories/{memory}/export)")],
+    store: StoreDep,
+    name: Annotated[str | None, Query(max_length=200, description="import under this name")] = None,
+) -> MemoryOut:
+    """Recreate an exported memory, history included (verified before anything is written)."""
+    return MemoryOut.of(WorldMemory.import_(store, data, name).record)

@@ -1,0 +1,172 @@
+"""Request and response bodies of the REST service (the OpenAPI schema is built from these)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kg_memory import Entity, Issue, Memory, Update
+
+_FACT: Any = Field(
+    default_factory=list,
+    max_length=10_000,
+    description='PDDL facts, e.g. "(on mug_1 table_1)"',
+    examples=[["(on mug_1 table_1)"]],
+)
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# -- errors ---------------------------------------------------------------------------------------
+
+
+class IssueOut(BaseModel):
+    code: str = Field(description="machine-readable kind, e.g. functional, unknown_entity, validation")
+    fact: str | None = None
+    message: str
+
+    @classmethod
+    def of(cls, issue: Issue) -> IssueOut:
+        return cls(**issue.to_json())
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+    issues: list[IssueOut] = Field(default_factory=list)
+    update: UpdateOut | None = Field(default=None, description="the recorded update, when one was rejected")
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+# -- memories and state ---------------------------------------------------------------------------
+
+
+class MemoryIn(_In):
+    name: str = Field(min_length=1, max_length=200, examples=["home"])
+    domain: str = Field(min_length=1, max_length=200, examples=["example_home"])
+
+
+class MemoryOut(BaseModel):
+    name: str
+    domain: str
+    version: int
+    created: datetime
+
+    @classmethod
+    def of(cls, memory: Memory) -> MemoryOut:
+        return cls(name=memory.name, domain=memory.domain, version=memory.version, created=memory.created)
+
+
+class EntityBody(BaseModel):
+    name: str = Field(min_length=1, max_length=200)
+    type: str = Field(min_length=1, max_length=200)
+    label: str = Field(default="", max_length=1_000)
+    attrs: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+    @classmethod
+    def of(cls, entity: Entity) -> EntityBody:
+        return cls(**entity.to_json())
+
+    def to_entity(self) -> Entity:
+        return Entity(self.name, self.type, self.label, self.attrs)
+
+
+class EntitiesIn(_In):
+    """Perception's write: new entities with the facts that place them (a sensor update)."""
+
+    entities: list[EntityBody] = Field(min_length=1, max_length=10_000)
+    facts: list[str] = _FACT
+    input: str = Field(default="", max_length=10_000)
+
+
+class FactsOut(BaseModel):
+    version: int
+    facts: list[str]
+
+
+# -- updates --------------------------------------------------------------------------------------
+
+
+class DeltaOut(BaseModel):
+    remove: list[str]
+    add: list[str]
+    new_entities: list[EntityBody]
+
+
+class UpdateOut(BaseModel):
+    id: str
+    memory: str
+    seq: int
+    source: str = Field(description="nl, sensor, execution, api or revert")
+    input: str
+    delta: DeltaOut
+    status: str = Field(description="applied, rejected or noop")
+    issues: list[IssueOut]
+    version: int
+    time: datetime
+    meta: dict[str, Any]
+
+    @classmethod
+    def of(cls, update: Update) -> UpdateOut:
+        return cls.model_validate(update.to_json())
+
+
+class HistoryOut(BaseModel):
+    updates: list[UpdateOut]
+    next_since_seq: int = Field(description="pass as since_seq to read the next page")
+
+
+class DeltaIn(_In):
+    remove: list[str] = _FACT
+    add: list[str] = _FACT
+    expected_version: int | None = Field(default=None, ge=0, description="fail with 409 unless still current")
+    input: str = Field(default="", max_length=10_000)
+
+
+class NLUpdateIn(_In):
+    text: str = Field(max_length=10_000, examples=["Alex moved the blue mug to the hall shelf."])
+
+
+class RevertIn(_In):
+    expected_version: int | None = Field(default=None, ge=0)
+    input: str = Field(default="", max_length=10_000)
+
+
+# -- plans ----------------------------------------------------------------------------------------
+
+
+class PlanIn(_In):
+    request: str = Field(default="", max_length=10_000, description="what to do, in English (needs a model)")
+    goal: str | None = Field(default=None, max_length=10_000, description="a PDDL goal formula (no model)")
+
+
+class PlanOut(BaseModel):
+    status: str = Field(description="solved, unsolvable, timeout, error, invalid_request or invalid_goal")
+    request: str
+    goal: str | None
+    plan: list[str]
+    explanation: list[str]
+    tier: str | None
+    issues: list[str]
+    version: int
+    usage: dict[str, int]
+    timings: dict[str, float]
+    retrieval: dict[str, Any]
+    attempts: list[dict[str, Any]]
+
+
+# -- health ---------------------------------------------------------------------------------------
+
+
+class HealthOut(BaseModel):
+    status: str
+
+
+ErrorDetail.model_rebuild()

@@ -1,0 +1,155 @@
+"""Refused requests (bad input, size, auth, unknown names): the right status, and the state untouched."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import STORES, neo4j_uri, require_neo4j, unique_name
+from service_support import Factory, client_factory, snapshot, surveyed
+
+MOVE = {"remove": ["(on mug_1 table_1)"], "add": ["(on mug_1 shelf_1)"]}
+WRITER = {"X-API-Key": "write-secret"}
+READER = {"X-API-Key": "read-secret"}
+
+
+@pytest.fixture
+def make_client(tmp_path: Path) -> Iterator[Factory]:
+    yield from client_factory(tmp_path)
+
+
+def test_malformed_json_is_400(make_client: Factory) -> None:
+    client = make_client()
+    name = surveyed(client)
+    before = snapshot(client, name)
+    response = client.post(
+        f"/v1/memories/{name}/deltas", content=b'{"add": ["(on mug_1', headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 400 and response.json()["error"]["code"] == "malformed_json"
+    assert snapshot(client, name) == before
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"add": "(on mug_1 shelf_1)"},  # a string, not a list
+        {"add": [42]},
+        {"remove": [], "add": [], "expected_version": "one"},
+        {"add": ["(on mug_1 shelf_1)"], "unexpected": True},
+        [MOVE],
+    ],
+)
+def test_wrong_types_are_422_with_issues(make_client: Factory, body: object) -> None:
+    client = make_client()
+    name = surveyed(client)
+    before = snapshot(client, name)
+    response = client.post(f"/v1/memories/{name}/deltas", json=body)
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "invalid_request" and error["issues"] and error["issues"][0]["code"] == "validation"
+    assert snapshot(client, name) == before
+
+
+@pytest.mark.parametrize("fact", ["on mug_1 shelf_1", "(on mug_1 Shelf 1!)", "()"])
+def test_unparseable_facts_are_422(make_client: Factory, fact: str) -> None:
+    client = make_client()
+    name = surveyed(client)
+    before = snapshot(client, name)
+    response = client.post(f"/v1/memories/{name}/deltas", json={"add": [fact]})
+    assert response.status_code == 422 and response.json()["error"]["code"] in {"invalid_value", "invalid_name"}
+    assert snapshot(client, name) == before
+
+
+def test_an_oversize_body_is_413_before_parsing(make_client: Factory) -> None:
+    client = make_client(max_request_bytes=2_000)
+    name = surveyed(client)
+    before = snapshot(client, name)
+    big = {"add": ["(on mug_1 shelf_1)"], "input": "x" * 5_000}
+    response = client.post(f"/v1/memories/{name}/deltas", json=big)
+    assert response.status_code == 413 and response.json()["error"]["code"] == "too_large"
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: counted while streaming
+        yield b'{"add": ["(on mug_1 shelf_1)"], "input": "'
+        for _ in range(10):
+            yield b"y" * 500
+        yield b'"}'
+
+    streamed = client.post(
+        f"/v1/memories/{name}/deltas", content=chunks(), headers={"Content-Type": "application/json"}
+    )
+    assert streamed.status_code == 413
+    assert snapshot(client, name) == before
+
+
+def test_unknown_memory_is_404_everywhere(make_client: Factory) -> None:
+    client = make_client()
+    ghost = unique_name("ghost")
+    for method, path, body in (
+        ("GET", "", None),
+        ("GET", "/facts", None),
+        ("GET", "/updates", None),
+        ("GET", "/export", None),
+        ("POST", "/deltas", MOVE),
+        ("POST", "/plans", {"goal": "(on mug_1 shelf_1)"}),
+    ):
+        response = client.request(method, f"/v1/memories/{ghost}{path}", json=body)
+        assert response.status_code == 404, (path, response.text)
+        assert response.json()["error"]["code"] == "unknown_memory"
+    assert ghost not in [m["name"] for m in client.get("/v1/memories").json()]
+
+
+def test_writes_need_the_api_key(make_client: Factory) -> None:
+    client = make_client(api_key="write-secret")
+    name = surveyed(client, headers=WRITER)
+    before = snapshot(client, name)
+    missing = client.post(f"/v1/memories/{name}/deltas", json=MOVE)
+    assert missing.status_code == 401 and missing.json()["error"]["code"] == "unauthorized"
+    wrong = client.post(f"/v1/memories/{name}/deltas", json=MOVE, headers={"X-API-Key": "guess"})
+    assert wrong.status_code == 403 and wrong.json()["error"]["code"] == "forbidden"
+    no_memory = client.post("/v1/memories", json={"name": unique_name(), "domain": "example_home"})
+    assert no_memory.status_code == 401
+    assert snapshot(client, name) == before  # reads stay open without a read-only key
+    assert client.post(f"/v1/memories/{name}/deltas", json=MOVE, headers=WRITER).status_code == 200
+    assert client.get("/health").status_code == 200 and client.get("/ready").status_code == 200
+
+
+def test_a_read_only_key_reads_but_may_not_write(make_client: Factory) -> None:
+    client = make_client(api_key="write-secret", read_only_api_key="read-secret")
+    name = surveyed(client, headers=WRITER)
+    before = snapshot(client, name, headers=READER)
+    refused = client.post(f"/v1/memories/{name}/deltas", json=MOVE, headers=READER)
+    assert refused.status_code == 403
+    revert = client.post(f"/v1/memories/{name}/updates/x/revert", headers=READER)
+    assert revert.status_code == 403
+    assert client.get(f"/v1/memories/{name}/facts").status_code == 401  # reads need a key now
+    assert client.get(f"/v1/memories/{name}/facts", headers={"X-API-Key": "guess"}).status_code == 403
+    assert snapshot(client, name, headers=READER) == before == snapshot(client, name, headers=WRITER)
+
+
+@pytest.mark.parametrize("backend", STORES)
+def test_the_same_api_over_each_store(make_client: Factory, backend: str) -> None:
+    if backend == "neo4j":
+        require_neo4j()
+        client = make_client(store="neo4j", neo4j_uri=neo4j_uri())
+    else:
+        client = make_client()
+    name = surveyed(client)
+    try:
+        assert client.get("/ready").json() == {"status": "ready"}
+        before = snapshot(client, name)
+        rejected = client.post(f"/v1/memories/{name}/deltas", json={"add": ["(on mug_1 shelf_1)"]})
+        assert rejected.status_code == 422 and rejected.json()["error"]["issues"]
+        after = snapshot(client, name)
+        assert after[:2] == before[:2] and after[2] == before[2] + 1
+        applied = client.post(f"/v1/memories/{name}/deltas", json={**MOVE, "expected_version": 1})
+        assert applied.status_code == 200 and applied.json()["version"] == 2
+        conflict = client.post(f"/v1/memories/{name}/deltas", json={**MOVE, "expected_version": 1})
+        assert conflict.status_code == 409
+        reverted = client.post(f"/v1/memories/{name}/updates/{applied.json()['id']}/revert")
+        assert reverted.status_code == 200 and "(on mug_1 table_1)" in snapshot(client, name)[1]
+        plan = client.post(f"/v1/memories/{name}/plans", json={"goal": "(on mug_1 shelf_1)"}).json()
+        assert plan["status"] == "solved"
+    finally:
+        if backend == "neo4j":
+            client.app.state.services.store.delete_memory(name)  # type: ignore[attr-defined]

@@ -1,0 +1,204 @@
+"""Each route's happy path through the ASGI app (SQLite in tmp_path; the NL update with a scripted model)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import unique_name
+from service_support import SURVEY, Factory, client_factory, snapshot, surveyed
+
+from l3mp.llm import ScriptedModel
+
+MOVE = {
+    "remove": [{"predicate": "on", "args": ["mug_1", "table_1"]}],
+    "add": [{"predicate": "on", "args": ["mug_1", "shelf_1"]}],
+}
+
+
+@pytest.fixture
+def make_client(tmp_path: Path) -> Iterator[Factory]:
+    yield from client_factory(tmp_path)
+
+
+def test_health_and_readiness(make_client: Factory) -> None:
+    client = make_client()
+    assert client.get("/health").json() == {"status": "ok"}
+    assert client.get("/ready").json() == {"status": "ready"}
+
+
+def test_create_list_get_a_memory_and_its_survey(make_client: Factory) -> None:
+    client = make_client()
+    name = surveyed(client)
+    assert name in [m["name"] for m in client.get("/v1/memories").json()]
+    record = client.get(f"/v1/memories/{name}").json()
+    assert record["domain"] == "example_home" and record["version"] == 1
+    entities = {e["name"]: e for e in client.get(f"/v1/memories/{name}/entities").json()}
+    assert entities["mug_1"]["label"] == "blue mug" and entities["mug_1"]["attrs"] == {"colour": "blue"}
+    first = client.get(f"/v1/memories/{name}/updates").json()["updates"][0]
+    assert first["source"] == "sensor" and first["status"] == "applied" and len(first["delta"]["add"]) == 11
+
+
+def test_creating_an_existing_memory_is_a_conflict(make_client: Factory) -> None:
+    client = make_client()
+    name = surveyed(client)
+    again = client.post("/v1/memories", json={"name": name, "domain": "example_home"})
+    assert again.status_code == 409 and again.json()["error"]["code"] == "memory_exists"
+    unknown = client.post("/v1/memories", json={"name": unique_name(), "domain": "no_such_domain"})
+    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "unknown_domain"
+
+
+def test_facts_filtered_by_entity_and_predicate(make_client: Factory) -> None:
+    client = make_client()
+    name = surveyed(client)
+    about = client.get(f"/v1/memories/{name}/facts", params={"entity": "mug_1"}).json()
+    assert about == {"version": 1, "facts": ["(on mug_1 table_1)"]}
+    connected = client.get(f"/v1/memories/{name}/facts", params={"predicate": "connected"}).json()["facts"]
+    assert connected == ["(connected hall kitchen)", "(connected kitchen hall)"]
+
+
+def test_a_delta_is_applied_and_a_stale_expected_version_conflicts(make_client: Factory) -> None:
+    client = make_client()
+    name = surveyed(client)
+    move = {"remove": ["(on mug_1 table_1)"], "add": ["(on mug_1 shelf_1)"], "expected_version": 1}
+    response = client.post(f"/v1/memories/{name}/deltas", json=move)
+    assert response.status_code == 200, response.text
+    update = response.json()
+    assert update["status"] == "applied" and update["source"] == "api" and update["version"] == 2
+    assert client.get(f"/v1/memories/{name}/facts", params={"entity": "mug_1"}).json()["facts"] == [
+        "(on mug_1 shelf_1)"
+    ]
+    stale = client.post(f"/v1/memories/{name}/deltas", json={**move, "remove": move["add"], "add": move["remove"]})
+    assert stale.status_code == 409 and stale.json()["error"]["code"] == "version_conflict"
+    assert snapshot(client, name)[0] == 2
+
+
+def test_a_rejected_delta_is_422_with_issues_and_recorded(make_client: Factory) -> None:
+    client = make_client()
+    name = surveyed(client)
+    before = snapshot(client, name)
+    both = {"add": ["(on mug_1 shelf_1)"]}  # the mug would be on two things at once
+    response = client.post(f"/v1/memories/{name}/deltas", json=both)
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "update_rejected" and error["issues"]
+    assert {"code", "fact", "message"} <= set(error["issues"][0])
+    after = snapshot(client, name)
+    assert after[:2] == before[:2] and after[2] == before[2] + 1
+    last = client.get(f"/v1/memories/{name}/updates/{error['update']['id']}").json()
+    assert last["status"] == "rejected" and last["issues"] == error["issues"]
+
+
+def test_an_nl_update_through_the_scripted_model(make_client: Factory) -> None:
+    model = ScriptedModel([MOVE])
+    client = make_client(model=model)
+    name = surveyed(client)
+    text = "Alex moved the blue mug from the kitchen table to the hall shelf."
+    response = client.post(f"/v1/memories/{name}/updates/nl", json={"text": text})
+    assert response.status_code == 200, response.text
+    update = response.json()
+    assert update["source"] == "nl" and update["input"] == text and update["status"] == "applied"
+    assert update["delta"]["add"] == ["(on mug_1 shelf_1)"] and len(model.calls) == 1
+    assert snapshot(client, name)[0] == 2
+
+
+def test_a_rejected_nl_update_is_422_with_issues_and_in_history(make_client: Factory) -> None:
+    no_removal = {"remove": [], "add": MOVE["add"]}
+    client = make_client(model=ScriptedModel([no_removal] * 4))
+    name = surveyed(client)
+    before = snapshot(client, name)
+    response = client.post(f"/v1/memories/{name}/updates/nl", json={"text": "The blue mug is on the hall shelf."})
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "update_rejected"
+    assert any(i["code"] == "functional" and "mug_1" in i["message"] for i in error["issues"]), error
+    after = snapshot(client, name)
+    assert after[:2] == before[:2] and after[2] == before[2] + 1
+    last = client.get(f"/v1/memories/{name}/updates", params={"since_seq": 1}).json()["updates"][-1]
+    assert last["status"] == "rejected" and last["source"] == "nl" and last["id"] == error["update"]["id"]
+
+
+def test_an_observation_is_a_sensor_update(make_client: Factory) -> None:
+    client = make_client()
+    name = surveyed(client)
+    observation = {
+        "room": "kitchen",
+        "entities": [
+            {"name": "table_1", "type": "furniture"},
+            {"name": "sink_1", "type": "sink"},
+            {"name": "lamp_1", "type": "light"},
+            {"name": "mug_1", "type": "dish", "relations": [["on", "sink_1"]]},
+        ],
+    }
+    response = client.post(f"/v1/memories/{name}/observations", json=observation)
+    assert response.status_code == 200, response.text
+    update = response.json()
+    assert update["source"] == "sensor" and update["status"] == "applied"
+    assert "(on mug_1 sink_1)" in update["delta"]["add"] and "(on mug_1 table_1)" in update["delta"]["remove"]
+
+
+def test_a_plan_for_a_pddl_goal(make_client: Factory) -> None:
+    client = make_client()
+    name = surveyed(client)
+    response = client.post(f"/v1/memories/{name}/plans", json={"goal": "(on mug_1 shelf_1)"})
+    assert response.status_code == 200, response.text
+    report = response.json()
+    assert report["status"] == "solved" and report["version"] == 1 and report["plan"]
+    assert any("mug_1" in step for step in report["plan"]) and len(report["explanation"]) == len(report["plan"])
+    assert snapshot(client, name)[:2][0] == 1  # planning writes nothing
+
+
+def test_history_is_paged(make_client: Factory) -> None:
+    client = make_client()
+    name = surveyed(client)
+    for delta in ({"add": ["(light_on lamp_1)"]}, {"remove": ["(light_on lamp_1)"]}):
+        assert client.post(f"/v1/memories/{name}/deltas", json=delta).status_code == 200
+    page = client.get(f"/v1/memories/{name}/updates", params={"limit": 2}).json()
+    assert [u["seq"] for u in page["updates"]] == [1, 2] and page["next_since_seq"] == 2
+    rest = client.get(f"/v1/memories/{name}/updates", params={"since_seq": 2}).json()
+    assert [u["seq"] for u in rest["updates"]] == [3]
+
+
+def test_revert_undoes_an_applied_update(make_client: Factory) -> None:
+    client = make_client()
+    name = surveyed(client)
+    applied = client.post(f"/v1/memories/{name}/deltas", json={"add": ["(light_on lamp_1)"]}).json()
+    reverted = client.post(f"/v1/memories/{name}/updates/{applied['id']}/revert")
+    assert reverted.status_code == 200, reverted.text
+    body = reverted.json()
+    assert body["source"] == "revert" and body["meta"]["reverts"] == applied["id"]
+    assert "(light_on lamp_1)" not in snapshot(client, name)[1]
+    survey = client.get(f"/v1/memories/{name}/updates").json()["updates"][0]
+    refused = client.post(f"/v1/memories/{name}/updates/{survey['id']}/revert", json={})
+    assert refused.status_code == 422 and refused.json()["error"]["code"] == "invalid_value"
+    missing = client.post(f"/v1/memories/{name}/updates/nope/revert")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "unknown_update"
+
+
+def test_export_then_import_under_a_new_name(make_client: Factory) -> None:
+    client = make_client()
+    name = surveyed(client)
+    assert client.post(f"/v1/memories/{name}/deltas", json={"add": ["(light_on lamp_1)"]}).status_code == 200
+    exported = client.get(f"/v1/memories/{name}/export").json()
+    copy = unique_name("copy")
+    imported = client.post("/v1/memories/import", params={"name": copy}, json=exported)
+    assert imported.status_code == 201, imported.text
+    assert imported.json()["version"] == 2
+    assert snapshot(client, copy)[:2] == snapshot(client, name)[:2]
+    again = client.post("/v1/memories/import", params={"name": copy}, json=exported)
+    assert again.status_code == 409
+    broken = client.post("/v1/memories/import", json={"format": "nope"})
+    assert broken.status_code == 422 and broken.json()["error"]["code"] == "invalid_value"
+
+
+def test_perception_adds_entities_and_a_bad_one_is_rejected(make_client: Factory) -> None:
+    client = make_client()
+    name = surveyed(client)
+    cup = {"entities": [{"name": "cup_1", "type": "dish"}], "facts": ["(on cup_1 table_1)"]}
+    assert client.post(f"/v1/memories/{name}/entities", json=cup).status_code == 200
+    before = snapshot(client, name)
+    again = client.post(f"/v1/memories/{name}/entities", json=cup)
+    assert again.status_code == 422 and again.json()["error"]["code"] == "update_rejected"
+    assert snapshot(client, name)[:2] == before[:2]
+    assert SURVEY["input"] == "survey"
