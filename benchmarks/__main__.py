@@ -1,10 +1,11 @@
-"""Run every benchmark in sequence with its defaults: stores, evaluator, sim, retrieval, updates, planning.
+"""Run every benchmark in sequence with its defaults: stores, evaluator, sim, retrieval, updates, planning,
+service.
 
 Each prints its own tables and writes its results file; a last table lists the targets. The exit
 code is 1 only if a benchmark crashed or reported a failure (the evaluator refusing one of its own
 applicable actions, say), never because a target was missed.
 
-    .venv/bin/python -m benchmarks [--only stores,evaluator,sim,retrieval,updates,planning]
+    .venv/bin/python -m benchmarks [--only stores,evaluator,sim,retrieval,updates,planning,service]
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks import evaluator, planning, retrieval, sim, stores, updates
+from benchmarks import evaluator, planning, retrieval, service, sim, stores, updates
 from benchmarks._common import description, verdict
 
 BENCHMARKS: dict[str, tuple[Callable[[Sequence[str] | None], int], Path]] = {
@@ -29,6 +30,7 @@ BENCHMARKS: dict[str, tuple[Callable[[Sequence[str] | None], int], Path]] = {
     "retrieval": (retrieval.main, Path("benchmarks/results/retrieval.json")),
     "updates": (updates.main, Path("benchmarks/results/updates.json")),
     "planning": (planning.main, Path("benchmarks/results/planning.json")),
+    "service": (service.main, Path("benchmarks/results/service.json")),
 }
 
 
@@ -45,7 +47,7 @@ def targets(name: str, results: dict[str, Any]) -> list[tuple[str, dict[str, Any
     if name == "stores":
         found = results["stores"].items()
         return [(f"{kind} {LABELS.get(key, key)}", t) for kind, r in found for key, t in r["targets"].items()]
-    if name in ("retrieval", "updates", "planning"):
+    if name in ("retrieval", "updates", "planning", "service"):
         return [(key, t) for key, t in results["targets"].items()]
     return [(LABELS.get(name, name), results["target"])]
 

@@ -18,6 +18,7 @@ import pytest
 
 from kg_memory import DomainRegistry, Entity, Fact, GraphStore, WorldMemory
 from kg_memory.stores import Neo4jStore, SQLiteStore
+from l3mp.examples import SURVEY_ENTITIES, SURVEY_FACTS
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -94,35 +95,6 @@ def unique_name(prefix: str = "m") -> str:
     name = f"{prefix}_{uuid.uuid4().hex[:10]}"
     _MADE_HERE.add(name)
     return name
-
-
-SURVEY_ENTITIES = (
-    Entity("kitchen", "room"),
-    Entity("hall", "room"),
-    Entity("table_1", "furniture", "kitchen table"),
-    Entity("shelf_1", "furniture", "hall shelf"),
-    Entity("sink_1", "sink", "kitchen sink"),
-    Entity("mug_1", "dish", "blue mug", {"colour": "blue"}),
-    Entity("book_1", "item", "cookbook"),
-    Entity("lamp_1", "light", "ceiling lamp"),
-    Entity("alex", "person", "Alex"),
-)
-SURVEY_FACTS = tuple(
-    Fact.parse(f)
-    for f in (
-        "(connected kitchen hall)",
-        "(connected hall kitchen)",
-        "(in_room table_1 kitchen)",
-        "(in_room sink_1 kitchen)",
-        "(in_room shelf_1 hall)",
-        "(light_in lamp_1 kitchen)",
-        "(robot_at robot_1 hall)",
-        "(hand_empty robot_1)",
-        "(on mug_1 table_1)",
-        "(on book_1 shelf_1)",
-        "(person_in alex hall)",
-    )
-)
 
 
 @pytest.fixture

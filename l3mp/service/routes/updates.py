@@ -31,16 +31,18 @@ def nl_update(body: NLUpdateIn, memory: MemoryDep, services: ServicesDep) -> Upd
 
 
 @writes.post("/observations", response_model=UpdateOut, responses=_CONFLICT)
-def observe(body: Observation, memory: MemoryDep) -> UpdateOut:
+def observe(body: Observation, memory: MemoryDep, services: ServicesDep) -> UpdateOut:
     """What the robot sees in one room: the difference to the memory, applied as a sensor update."""
-    return recorded(SensorUpdater(memory).apply(body).update)
+    with services.writer(memory.name):
+        return recorded(SensorUpdater(memory).apply(body).update)
 
 
 @writes.post("/deltas", response_model=UpdateOut, responses=_CONFLICT)
-def apply_delta(body: DeltaIn, memory: MemoryDep) -> UpdateOut:
+def apply_delta(body: DeltaIn, memory: MemoryDep, services: ServicesDep) -> UpdateOut:
     """Facts to remove and to add, verified against the domain and the current state."""
     delta = Delta(remove={Fact.parse(f) for f in body.remove}, add={Fact.parse(f) for f in body.add})
-    update = memory.apply(delta, source=UpdateSource.API, input=body.input, expected_version=body.expected_version)
+    with services.writer(memory.name):
+        update = memory.apply(delta, source=UpdateSource.API, input=body.input, expected_version=body.expected_version)
     return recorded(update)
 
 
