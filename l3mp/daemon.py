@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from kg_memory import GraphStore, WorldMemory
+from kg_memory import GraphStore, L3mpError, WorldMemory
 from l3mp.llm import ErrorRates, LanguageModel, SimulatedModel
 from l3mp.plans import PlanConfig
 from l3mp.runtime import MoveTarget, RunReport, Runtime, RuntimeConfig, SimEnvironment, StepRecord
@@ -38,6 +38,45 @@ class DaemonConfig:
     error_rate: float = 0.2  # the simulated model's injected errors
     retriever: str = "search"
     home: HomeSpec | None = None  # default: the paper's scale
+    inbox: tuple[dict[str, str], ...] = ()  # queued at the start: {"task": ..., "goal"?: ...} or {"report": ...}
+
+
+class InboxError(L3mpError):
+    """A line of the daemon's inbox file that is not a task or a report; carries the line."""
+
+    def __init__(self, line: int, value: object, problem: str) -> None:
+        self.line = line
+        self.value = value
+        super().__init__(f"inbox line {line}: {problem}: {value!r}")
+
+
+def read_inbox(text: str) -> tuple[dict[str, str], ...]:
+    """JSON lines, each ``{"task": "...", "goal": "(PDDL)"}`` (goal optional) or ``{"report": "..."}``."""
+    entries = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError as exc:
+            raise InboxError(number, line, f"not JSON ({exc})") from exc
+        is_task = isinstance(entry, dict) and "task" in entry and entry.keys() <= {"task", "goal"}
+        if not (is_task or (isinstance(entry, dict) and entry.keys() == {"report"})):
+            raise InboxError(number, entry, 'expected {"task": ..., "goal"?: ...} or {"report": ...}')
+        if not all(isinstance(v, str) and v.strip() for v in entry.values()):
+            raise InboxError(number, entry, "every value must be non-empty text")
+        entries.append(entry)
+    return tuple(entries)
+
+
+def _queue(env: SimEnvironment, inbox: tuple[dict[str, str], ...], simulated: bool) -> None:
+    for entry in inbox:
+        if "report" in entry:
+            if simulated:  # the simulated model only knows what the simulator did
+                raise InboxError(0, entry, "reports in English need a real model (--real-model)")
+            env.say(entry["report"])
+        else:
+            env.add_task(entry["task"], entry.get("goal"))
 
 
 def model_label(model: LanguageModel | None, simulated: SimulatedModel | None) -> str:
@@ -81,6 +120,7 @@ def run_daemon(
         RuntimeConfig(update=NLUpdateConfig(retriever=config.retriever), plan=PlanConfig(retriever=config.retriever)),
     )
     label = model_label(model, simulated)
+    _queue(env, config.inbox, simulated is not None)
     console.print(f"[bold]l3mp daemon[/]: {len(sim.home.entities)} entities, model: [yellow]{label}[/]")
     steps: list[StepRecord] = []
     started = time.perf_counter()
@@ -88,7 +128,7 @@ def run_daemon(
         for index in range(config.steps):
             if runtime.stopping:
                 break
-            if index % config.task_every == 0:
+            if config.task_every and index % config.task_every == 0:
                 request = env.new_task()
                 goal = env.true_goal(request)
                 item = _first_item(goal, sim) if goal and env.disturbance is None else None

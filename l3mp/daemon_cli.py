@@ -24,16 +24,19 @@ def add_commands(commands: Any) -> None:
     daemon.add_argument("--memory", default="home")
     daemon.add_argument("--steps", type=int, default=40)
     daemon.add_argument("--seed", type=int, default=0)
-    daemon.add_argument("--task-every", type=int, default=5)
+    daemon.add_argument("--task-every", type=int, default=5, help="a simulator task every n steps (0: none)")
     daemon.add_argument("--event-rate", type=float, default=0.3)
     daemon.add_argument("--error-rate", type=float, default=0.2, help="the simulated model's injected errors")
     daemon.add_argument("--retriever", choices=("full", "entities", "search"), default="search")
     daemon.add_argument("--real-model", action="store_true", help="use the configured model (L3MP_LLM_*)")
     daemon.add_argument("--report", type=Path, default=Path(".l3mp/daemon-report.json"))
+    daemon.add_argument(
+        "--inbox", type=Path, help='JSON lines queued at the start: {"task": ..., "goal"?: ...} or {"report": ...}'
+    )
 
 
 def run(args: argparse.Namespace, store: GraphStore, settings: Settings, console: Console) -> int:
-    from l3mp.daemon import DaemonConfig, run_daemon, write_report
+    from l3mp.daemon import DaemonConfig, read_inbox, run_daemon, write_report
 
     if args.command == "demo":
         config, report_path, model = DaemonConfig(memory="demo_home"), DEMO_REPORT, None
@@ -46,6 +49,7 @@ def run(args: argparse.Namespace, store: GraphStore, settings: Settings, console
             event_rate=args.event_rate,
             error_rate=args.error_rate,
             retriever=args.retriever,
+            inbox=read_inbox(args.inbox.read_text(encoding="utf-8")) if args.inbox else (),
         )
         report_path = args.report
         model = configured_model(settings) if args.real_model else None

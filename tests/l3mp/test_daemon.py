@@ -12,7 +12,7 @@ from rich.console import Console
 from kg_memory import DomainRegistry
 from kg_memory.stores import SQLiteStore
 from l3mp.cli import main
-from l3mp.daemon import DaemonConfig, run_daemon, write_report
+from l3mp.daemon import DaemonConfig, InboxError, read_inbox, run_daemon, write_report
 from sim import HomeSpec
 
 STEPS = 12
@@ -49,3 +49,39 @@ def test_the_daemon_command_writes_its_report(tmp_path: Path, capsys: pytest.Cap
     report = tmp_path / "r.json"
     code = main(["--db", str(tmp_path / "x.db"), "daemon", "--steps", "2", "--report", str(report)])
     assert code == 0 and json.loads(report.read_text())["summary"]["steps"] == 2
+
+
+def test_tasks_queued_from_an_inbox_are_planned_and_executed(tmp_path: Path) -> None:
+    from sim import generate_home
+
+    spec = HomeSpec(seed=2, rooms=6, items=24, people=3)
+    item = next(e.name for e in generate_home(spec).entities if e.type in ("book", "pen", "remote"))
+    inbox = read_inbox(json.dumps({"task": f"Hold the {item}.", "goal": f"(held {item} robot_1)"}) + "\n\n")
+    store = SQLiteStore(tmp_path / "inbox.db", DomainRegistry())
+    try:
+        config = DaemonConfig(steps=2, seed=2, task_every=0, event_rate=0.0, home=spec, inbox=inbox)
+        run = run_daemon(store, config, Console(quiet=True))
+    finally:
+        store.close()
+    tasks = [s.task for s in run.report.steps if s.task is not None]
+    assert [t.request for t in tasks] == [f"Hold the {item}."] and tasks[0].succeeded
+
+
+@pytest.mark.parametrize(
+    "text", ["not json", '{"goal": "(clear a)"}', '{"report": ""}', '{"report": "x", "task": "y"}', "[1]"]
+)
+def test_a_bad_inbox_line_is_named(text: str) -> None:
+    with pytest.raises(InboxError, match="inbox line 1"):
+        read_inbox(text)
+
+
+def test_english_reports_from_a_file_need_a_real_model(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "r.db", DomainRegistry())
+    config = DaemonConfig(
+        steps=1, home=HomeSpec(seed=2, rooms=6, items=24, people=3), inbox=read_inbox('{"report": "The mug is gone."}')
+    )
+    try:
+        with pytest.raises(InboxError, match="real model"):
+            run_daemon(store, config, Console(quiet=True))
+    finally:
+        store.close()
