@@ -9,21 +9,21 @@ l3mp bench retrieval [--seed 0] [--episodes 2] [--steps 100] [--entities 10000] 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import platform
 import sqlite3
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+from l3mp.experiments._common import progress
 
 DEFAULT_OUT = Path("benchmarks/results/retrieval.json")
 SCALES = ("paper", "undescriptive", "large")
@@ -113,9 +113,14 @@ def run_retrieval(args: argparse.Namespace, console: Console) -> dict[str, Any]:
             for name in names:
                 scale = homes[name]
                 total = scale.steps * scale.episodes
-                with _progress(console, f"{name} on {kind}", total) as step:
+                with progress(console, f"{name} on {kind}", total) as advance:
                     found = ev.run_scale(
-                        scale, store, embedder, params=_params(args), on_step=step, freeze_gc=not args.no_gc_freeze
+                        scale,
+                        store,
+                        embedder,
+                        params=_params(args),
+                        on_step=lambda _scale, _step: advance(),
+                        freeze_gc=not args.no_gc_freeze,
                     )
                 results["scales"].setdefault(name, {})[kind] = found
     results["wall_s"] = round(time.perf_counter() - started, 1)
@@ -124,15 +129,6 @@ def run_retrieval(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     print_report(console, results)
     console.print(f"results written to {args.out} ({results['wall_s']} s)")
     return results
-
-
-@contextlib.contextmanager
-def _progress(console: Console, label: str, total: int) -> Iterator[Callable[[str, int], None]]:
-    """A transient progress bar, advanced by the evaluation's step hook."""
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task(label, total=total)
-        yield lambda _scale, _step: bar.advance(task)
 
 
 def _header(args: argparse.Namespace) -> dict[str, Any]:

@@ -10,7 +10,6 @@ planning, not the model. Times exclude the model; the full-state time is the pla
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import statistics
 import time
@@ -24,7 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kg_memory import GraphStore, WorldMemory
-from l3mp.experiments.retrieval_eval.run import open_store
+from l3mp.experiments._common import judged, open_store, progress
 from l3mp.llm import ErrorRates, SimulatedModel
 from l3mp.plans import PlanConfig, TaskPlanner
 from planning import DEFAULT_PLANNER, full_context, problem_pddl, solve
@@ -172,22 +171,18 @@ def summarize(runs: Sequence[TaskRun]) -> dict[str, Any]:
 # -- the run, its targets, table and plot ----------------------------------------------------------
 
 
-def _judged(target: str, measured: Any, passed: bool) -> dict[str, Any]:
-    return {"target": target, "measured": measured, "pass": bool(passed)}
-
-
 def judge(results: dict[str, dict[str, Any]], names: Sequence[str]) -> dict[str, dict[str, Any]]:
     paper, mid, large = (results[n] for n in names)
     median = paper["pipeline_s_median"]
-    targets = {"paper_median": _judged("paper scale: pipeline ≤ 0.5 s median per task", median, (median or 9) <= 0.5)}
+    targets = {"paper_median": judged("paper scale: pipeline ≤ 0.5 s median per task", median, (median or 9) <= 0.5)}
     speedup = mid["speedup_min"]
-    targets["mid_speedup"] = _judged(
+    targets["mid_speedup"] = judged(
         f"{names[1]}: ≥ 50x faster than the full state (slowest task)", speedup, (speedup or 0) >= 50
     )
     share = mid["valid_share_of_returned"]
-    targets["mid_valid"] = _judged(f"{names[1]}: 100% of returned plans valid", share, share == 1.0)
+    targets["mid_valid"] = judged(f"{names[1]}: 100% of returned plans valid", share, share == 1.0)
     valid = f"{large['valid']}/{large['tasks']}"
-    targets["large_valid"] = _judged(f"{names[2]}: tasks get valid plans", valid, large["valid"] == large["tasks"])
+    targets["large_valid"] = judged(f"{names[2]}: tasks get valid plans", valid, large["valid"] == large["tasks"])
     return targets
 
 
@@ -255,19 +250,16 @@ def print_report(console: Console, results: dict[str, dict[str, Any]], targets: 
 
 
 def run_planning(args: argparse.Namespace, console: Console) -> dict[str, Any]:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from retrieval import SentenceTransformerEmbedder
 
     chosen = scales(args)
     embedder = SentenceTransformerEmbedder()
     results: dict[str, dict[str, Any]] = {}
     started = time.perf_counter()
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with open_store("sqlite") as store, Progress(*columns, console=console, transient=True) as bar:
+    with open_store("sqlite") as store:
         for scale in chosen:
-            task = bar.add_task(f"planning: {scale.name}", total=scale.tasks)
-            results[scale.name] = run_scale(scale, store, embedder, args, functools.partial(bar.advance, task))
+            with progress(console, f"planning: {scale.name}", scale.tasks) as advance:
+                results[scale.name] = run_scale(scale, store, embedder, args, advance)
     targets = judge(results, [s.name for s in chosen])
     output = {
         "benchmark": "planning",

@@ -14,8 +14,9 @@ a model. Latency is the ``retrieve`` call (no model); for ``search`` it includes
 query's texts the first time they occur, which is also reported separately.
 """
 
+from l3mp.experiments._common import open_store
 from l3mp.experiments.retrieval_eval.probes import Probe, event_needed, event_probe, next_probe, task_probe
-from l3mp.experiments.retrieval_eval.run import RETRIEVER_NAMES, Scale, judge, open_store, run_scale, scales
+from l3mp.experiments.retrieval_eval.run import RETRIEVER_NAMES, Scale, judge, run_scale, scales
 from sim.queries import Noise, mention, query_graph
 
 __all__ = [

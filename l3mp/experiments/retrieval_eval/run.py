@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import random
 import statistics
-import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
-from kg_memory import DomainRegistry, GraphStore, UpdateSource, UpdateStatus, WorldMemory
+from kg_memory import GraphStore, UpdateSource, UpdateStatus, WorldMemory
+from l3mp.experiments._common import judged, quantile
 from l3mp.experiments.retrieval_eval.measure import Retrievers, Sample, make_retrievers, measure, timed
 from l3mp.experiments.retrieval_eval.probes import Probe, next_probe
 from l3mp.tuning import gc_frozen
@@ -133,13 +131,6 @@ def _expect_applied(status: UpdateStatus, issues: Sequence[Any]) -> None:
 
 
 # -- results ---------------------------------------------------------------------------------------
-
-
-def quantile(values: Sequence[float], q: int) -> float:
-    """The q-th percentile (linear interpolation, inclusive); NaN for no values."""
-    if len(values) < 2:
-        return values[0] if values else float("nan")
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
 def _mean(values: Iterable[float]) -> float | None:
@@ -270,10 +261,6 @@ TARGETS = (
 )
 
 
-def judged(target: str, measured: Any, passed: bool) -> dict[str, Any]:
-    return {"target": target, "measured": measured, "pass": passed}
-
-
 def judge(scales: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, dict[str, Any]]:
     """PASS/MISS of every target whose scale ran, on the embedded store's figures where it ran."""
     verdicts = {}
@@ -290,34 +277,6 @@ def judge(scales: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, di
     re_embedded = sum(r["re_embedded_after_warmup"] for s in scales.values() for r in s.values())
     verdicts["re_embedded"] = judged("no entity re-embedded after warm-up", re_embedded, re_embedded == 0)
     return verdicts
-
-
-# -- stores ----------------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def open_store(kind: str) -> Iterator[GraphStore]:
-    """SQLite in a temporary folder, or the Neo4j the settings (``L3MP_NEO4J_*``) point at."""
-    if kind == "sqlite":
-        from kg_memory.stores import SQLiteStore
-
-        with tempfile.TemporaryDirectory(prefix="l3mp-retrieval-") as folder:
-            sqlite = SQLiteStore(Path(folder) / "eval.db", DomainRegistry())
-            try:
-                yield sqlite
-            finally:
-                sqlite.close()
-        return
-    if kind != "neo4j":
-        raise ValueError(f"unknown store {kind!r}: use sqlite or neo4j")
-    from l3mp.settings import Settings
-    from l3mp.stores import open_store as open_configured
-
-    store = open_configured(Settings(store="neo4j"))
-    try:
-        yield store
-    finally:
-        store.close()
 
 
 def scales(

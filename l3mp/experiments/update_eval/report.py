@@ -8,13 +8,12 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from l3mp.experiments._common import quantile
 from l3mp.experiments.update_eval.episode import Lane, Step
 
 
 def _quantile(values: Sequence[float], q: int) -> float:
-    if len(values) < 2:
-        return values[0] if values else 0.0
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+    return quantile(values, q) if values else 0.0
 
 
 def cumulative_success(steps: Sequence[Step]) -> list[float]:

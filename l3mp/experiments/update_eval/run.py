@@ -8,22 +8,20 @@ Tokens per update are reported for R-, R+ and RS (the paper: RS uses 67.6% fewer
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import platform
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from l3mp.experiments.retrieval_eval.run import open_store
+from l3mp.experiments._common import judged, open_store, progress
 from l3mp.experiments.update_eval.episode import VARIANTS, run_episode
 from l3mp.experiments.update_eval.report import summarize
 from l3mp.llm import ErrorRates
@@ -53,7 +51,8 @@ def run_updates(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     rates = ErrorRates(rate=args.error_rate, correct_on_reprompt=args.correct_on_reprompt)
     home = generate_home(HomeSpec(seed=args.seed))
     started = time.perf_counter()
-    with open_store("sqlite") as store, _progress(console, args.steps) as advance:
+    label = "update episode (simulated model)"
+    with open_store("sqlite") as store, progress(console, label, args.steps) as advance:
         lanes = run_episode(
             home,
             store,
@@ -62,7 +61,7 @@ def run_updates(args: argparse.Namespace, console: Console) -> dict[str, Any]:
             rates=rates,
             seed=args.seed,
             variants=chosen,
-            on_step=advance,
+            on_step=lambda _step: advance(),
             freeze_gc=not args.no_gc_freeze,
         )
     results = {**_header(args), **summarize(lanes)}
@@ -74,14 +73,6 @@ def run_updates(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     print_report(console, results)
     console.print(f"results written to {args.out} ({results['wall_s']} s)")
     return results
-
-
-@contextlib.contextmanager
-def _progress(console: Console, total: int) -> Iterator[Any]:
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task("update episode (simulated model)", total=total)
-        yield lambda _step: bar.advance(task)
 
 
 def _header(args: argparse.Namespace) -> dict[str, Any]:
@@ -96,23 +87,19 @@ def _header(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _judged(target: str, measured: Any, passed: bool) -> dict[str, Any]:
-    return {"target": target, "measured": measured, "pass": bool(passed)}
-
-
 def judge(variants: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     targets = {}
     for name, figures in variants.items():
         p95 = figures["overhead_ms"]["p95"]
         target = f"{name}: pipeline overhead ≤ {OVERHEAD_TARGET_MS:.0f} ms/update (p95)"
-        targets[f"overhead_{name}"] = _judged(target, p95, p95 <= OVERHEAD_TARGET_MS)
+        targets[f"overhead_{name}"] = judged(target, p95, p95 <= OVERHEAD_TARGET_MS)
         if figures["verified"]:
             steps = figures["violations"]["steps_with_any"]
-            targets[f"violations_{name}"] = _judged(f"{name}: steps with a rule violation stored = 0", steps, not steps)
+            targets[f"violations_{name}"] = judged(f"{name}: steps with a rule violation stored = 0", steps, not steps)
             errors = figures["errors"]
             found = f"{errors['answers_detected']}/{errors['answers_detectable']}"
             caught = errors["answers_detected"] == errors["answers_detectable"]
-            targets[f"detected_{name}"] = _judged(f"{name}: detectable injected errors refused", found, caught)
+            targets[f"detected_{name}"] = judged(f"{name}: detectable injected errors refused", found, caught)
     return targets
 
 

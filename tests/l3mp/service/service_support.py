@@ -8,20 +8,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from conftest import SURVEY_ENTITIES, SURVEY_FACTS, unique_name
+from conftest import unique_name
 from fastapi.testclient import TestClient
 
+from l3mp.examples import survey_json
 from l3mp.llm import LanguageModel
 from l3mp.service import create_app
 from l3mp.settings import Settings
 
 Factory = Callable[..., TestClient]
 
-SURVEY = {
-    "entities": [e.to_json() for e in SURVEY_ENTITIES],
-    "facts": [str(f) for f in SURVEY_FACTS],
-    "input": "survey",
-}
+SURVEY = survey_json()
 
 
 def client_factory(tmp_path: Path) -> Iterator[Factory]:
