@@ -3,8 +3,8 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-NEO4J_URI ?= bolt://127.0.0.1:7687
-export NEO4J_URI
+L3MP_NEO4J_URI ?= bolt://127.0.0.1:7687
+export L3MP_NEO4J_URI
 # The CPU build of PyTorch, where one sits beside the project: without it pip would fetch
 # the multi-GB CUDA build. On a normal machine torch installs the usual way.
 TORCH_WHEEL := $(firstword $(wildcard ../shared/wheels/torch-*-cp311-*.whl))
@@ -24,11 +24,11 @@ $(VENV)/.installed: pyproject.toml
 demo: install
 	$(VENV)/bin/l3mp demo
 
-## all tests, with a real Neo4j (started from Maven Central's jars unless NEO4J_URI answers)
+## all tests, with a real Neo4j (started from Maven Central's jars unless L3MP_NEO4J_URI answers)
 test: install
 	$(PY) scripts/neo4j_server.py run -- $(PY) -m pytest
 
-## all benchmarks (stores on SQLite and Neo4j, evaluator, simulator, retrieval, updates): tables, JSON in benchmarks/results/
+## all benchmarks (stores on SQLite and Neo4j, evaluator, simulator, retrieval, updates): tables, JSON in experiments/results/
 bench: install
 	$(PY) scripts/neo4j_server.py run -- $(PY) -m benchmarks
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
+import pickle
+import sys
+import tempfile
 import threading
 import warnings
 from dataclasses import dataclass
@@ -39,7 +44,45 @@ class ParsedDomain:
     actions: dict[str, ActionSchema]
 
 
+# Bump when ParsedDomain or the formula classes change shape: old cache entries are then ignored.
+_CACHE_FORMAT = 1
+
+
 def parse_pddl_domain(path: Path, text: str) -> ParsedDomain:
+    """The schema of a PDDL domain. Parsing needs unified-planning, whose import alone takes seconds,
+    so a parse is cached by the text's hash (``$XDG_CACHE_HOME/l3mp/pddl``): a command that opens a
+    memory whose domain was parsed before starts fast. The cache is only ever a shortcut: an entry
+    that cannot be read is parsed again."""
+    cache = _cache_file(text)
+    try:
+        with cache.open("rb") as file:
+            cached = pickle.load(file)
+        if isinstance(cached, ParsedDomain):
+            return cached
+    except Exception:  # missing, truncated, or from another version: parse again
+        pass
+    parsed = _parse(path, text)
+    _store(cache, parsed)
+    return parsed
+
+
+def _cache_file(text: str) -> Path:
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "l3mp" / "pddl"
+    version = f"{_CACHE_FORMAT}|{sys.version_info[:2]}|{text}"
+    return root / f"{hashlib.sha256(version.encode()).hexdigest()}.pickle"
+
+
+def _store(cache: Path, parsed: ParsedDomain) -> None:
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=cache.parent, delete=False, suffix=".tmp") as file:
+            pickle.dump(parsed, file, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(file.name, cache)  # whole or not at all, even with racing writers
+    except OSError:  # a read-only home: no cache, no harm
+        pass
+
+
+def _parse(path: Path, text: str) -> ParsedDomain:
     # Heavy imports, kept off module import.
     from unified_planning.environment import get_environment
     from unified_planning.io import PDDLReader

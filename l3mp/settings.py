@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
-
-if TYPE_CHECKING:
-    from l3mp.llm import LanguageModel
 
 
 class Settings(BaseSettings):
@@ -43,17 +40,3 @@ class Settings(BaseSettings):
     def neo4j_auth(self) -> tuple[str, str] | None:
         password = self.neo4j_password.get_secret_value()
         return (self.neo4j_user, password) if password else None
-
-
-def configured_model(settings: Settings) -> LanguageModel:
-    """The OpenAI-compatible model the settings name (built on demand: commands without a model need no key)."""
-    from l3mp.llm import OpenAICompatibleModel
-
-    return OpenAICompatibleModel(
-        settings.llm_base_url,
-        settings.llm_model,
-        settings.llm_api_key.get_secret_value(),
-        timeout=settings.llm_timeout,
-        max_retries=settings.llm_max_retries,
-        structured=settings.llm_structured,
-    )

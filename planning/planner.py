@@ -75,7 +75,7 @@ def solve(
 
     Fast Downward (lama-first) gets the PDDL text as it is (``via="text"``, the default): going through
     unified-planning (``via="up"``) parses it into objects and writes it back, which took 3-5x
-    the planner's own time on our problems (measured in ``benchmarks.planning``). Other planners
+    the planner's own time on our problems (measured in ``experiments.planning``). Other planners
     always go through unified-planning.
 
     ``timeout`` (seconds) bounds the whole call: the engine gets what parsing left of it, and

@@ -15,6 +15,7 @@ from retrieval.errors import EmbeddingError, InvalidParameters, InvalidQuery, Re
 from retrieval.matcher import Alternative, Candidates, Matcher, MatchParams, MatchResult, relation_phrase
 from retrieval.query import QueryEdge, QueryGraph, QueryNode
 from retrieval.retrievers import (
+    DEFAULT_RETRIEVER,
     RETRIEVERS,
     EntityParams,
     EntityRetriever,
@@ -28,6 +29,7 @@ from retrieval.retrievers import (
 )
 
 __all__ = [
+    "DEFAULT_RETRIEVER",
     "RETRIEVERS",
     "Alternative",
     "Candidates",

@@ -209,6 +209,7 @@ class SearchRetriever:
 
 _PARAMS: dict[str, type[Any]] = {"full": FullParams, "entities": EntityParams, "search": SearchParams}
 RETRIEVERS = tuple(_PARAMS)
+DEFAULT_RETRIEVER = "search"  # RS: the paper's L3M+P retrieval
 
 
 def _known(name: str) -> str:

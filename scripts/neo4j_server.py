@@ -8,7 +8,7 @@ and by the fault-injection tests, which start a private instance and kill it.
     python scripts/neo4j_server.py start [--port 7687] [--password PW] [--home DIR]
     python scripts/neo4j_server.py stop  [--home DIR]
     python scripts/neo4j_server.py status [--port 7687]
-    python scripts/neo4j_server.py run -- COMMAND...   # start unless NEO4J_URI answers; stop after
+    python scripts/neo4j_server.py run -- COMMAND...   # start unless L3MP_NEO4J_URI answers; stop after
 
 Only the standard library is used, so this runs before the virtualenv exists.
 """
@@ -176,12 +176,12 @@ def port_of(uri: str) -> int:
 
 
 def run_with_server(command: list[str], home: Path = DEFAULT_HOME) -> int:
-    """Run ``command`` with Neo4j up: reuse the one at NEO4J_URI, else start one and stop it after."""
-    uri = os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687")
+    """Run ``command`` with Neo4j up: reuse the one at L3MP_NEO4J_URI, else start one and stop it after."""
+    uri = os.environ.get("L3MP_NEO4J_URI", "bolt://127.0.0.1:7687")
     port = port_of(uri)
     started = None
     if not is_listening(port):
-        started = start(port, os.environ.get("NEO4J_PASSWORD", ""), home)
+        started = start(port, os.environ.get("L3MP_NEO4J_PASSWORD", ""), home)
         print(f"started Neo4j on bolt://127.0.0.1:{port} (pid {started.pid}); it stops when the command ends")
     try:
         return subprocess.call(command)

@@ -1,7 +1,7 @@
 """A seeded home for the text household simulation of L3M+P (paper Sec. V.A), in the ``household`` domain.
 
 The paper's home has 30-40 rooms, 140-160 items and 20-30 people; :class:`HomeSpec` defaults to that scale
-and :meth:`HomeSpec.scaled` keeps its proportions for benchmarks. Furniture and appliances follow from
+and :meth:`HomeSpec.scaled` keeps its proportions for experiments. Furniture and appliances follow from
 each room's kind (a kitchen gets a fridge and a sink with a faucet, a laundry room a washer and a dryer),
 so the number of entities is a deterministic function of the spec.
 

@@ -1,6 +1,6 @@
 """Shared fixtures: stores over both backends, with a real Neo4j.
 
-``make test`` starts Neo4j (scripts/neo4j_server.py) unless ``NEO4J_URI`` already answers.
+``make test`` starts Neo4j (scripts/neo4j_server.py) unless ``L3MP_NEO4J_URI`` already answers.
 Outside CI, an unreachable Neo4j skips the Neo4j tests; with ``CI=true`` it fails them.
 """
 
@@ -19,6 +19,7 @@ import pytest
 from kg_memory import DomainRegistry, Entity, Fact, GraphStore, WorldMemory
 from kg_memory.stores import Neo4jStore, SQLiteStore
 from l3mp.examples import SURVEY_ENTITIES, SURVEY_FACTS
+from l3mp.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -27,12 +28,11 @@ STORES = ("sqlite", "neo4j")
 
 
 def neo4j_uri() -> str:
-    return os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687")
+    return Settings().neo4j_uri
 
 
 def neo4j_auth() -> tuple[str, str] | None:
-    password = os.environ.get("NEO4J_PASSWORD", "")
-    return (os.environ.get("NEO4J_USER", "neo4j"), password) if password else None
+    return Settings().neo4j_auth
 
 
 def _answers(uri: str) -> bool:

@@ -1,6 +1,10 @@
-"""Language models: one protocol, an OpenAI-compatible client, cassettes, a scripted double and a
-simulated model answering from the household simulator's ground truth."""
+"""Language models: one protocol, an OpenAI-compatible client, cassettes and a scripted double.
 
+The simulated model, which answers from the household simulator's ground truth, is the lab's
+(``sim.model``): the product never loads it.
+"""
+
+from l3mp.llm._json import parse_json
 from l3mp.llm.base import (
     Completion,
     InvalidMessage,
@@ -14,36 +18,23 @@ from l3mp.llm.base import (
 from l3mp.llm.cassette import CassetteError, CassettePlayer, CassetteRecorder, UnrecordedRequest, request_key
 from l3mp.llm.openai_client import OpenAICompatibleModel
 from l3mp.llm.scripted import ScriptedModel, ScriptExhausted
-from l3mp.llm.simulated import (
-    ERROR_KINDS,
-    ErrorRates,
-    InjectedError,
-    InvalidErrorRates,
-    NoGroundTruth,
-    SimulatedModel,
-)
 
 __all__ = [
-    "ERROR_KINDS",
     "CassetteError",
     "CassettePlayer",
     "CassetteRecorder",
     "Completion",
-    "ErrorRates",
-    "InjectedError",
-    "InvalidErrorRates",
     "InvalidMessage",
     "LLMError",
     "LanguageModel",
     "MalformedOutput",
     "Message",
     "ModelUnavailable",
-    "NoGroundTruth",
     "OpenAICompatibleModel",
     "ScriptExhausted",
     "ScriptedModel",
-    "SimulatedModel",
     "UnrecordedRequest",
     "Usage",
+    "parse_json",
     "request_key",
 ]

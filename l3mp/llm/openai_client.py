@@ -11,15 +11,12 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import openai
 
 from l3mp.llm._json import parse_json, schema_instruction
 from l3mp.llm.base import Completion, LLMError, Message, ModelUnavailable, Usage
-
-if TYPE_CHECKING:
-    from l3mp.settings import Settings
 
 Mode = Literal["json_schema", "json_object", "prompt"]
 _NEXT_MODE: dict[Mode, Mode] = {"json_schema": "json_object", "json_object": "prompt"}
@@ -60,17 +57,6 @@ class OpenAICompatibleModel:
         self._random = random.Random()
         # Local servers ignore the key but the SDK needs a non-empty one.
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "EMPTY", timeout=timeout, max_retries=0)
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> OpenAICompatibleModel:
-        return cls(
-            base_url=settings.llm_base_url,
-            model=settings.llm_model,
-            api_key=settings.llm_api_key.get_secret_value(),
-            timeout=settings.llm_timeout,
-            max_retries=settings.llm_max_retries,
-            structured=settings.llm_structured,
-        )
 
     def close(self) -> None:
         self._client.close()

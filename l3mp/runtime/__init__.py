@@ -1,6 +1,7 @@
 """The robot runtime: perceive, read reports, plan, execute, monitor and replan against an environment."""
 
-from l3mp.runtime.environment import Disturbance, Environment, MoveTarget, SimEnvironment, TaskRequest, relocate
+from l3mp.runtime.environment import Environment, TaskRequest
+from l3mp.runtime.inbox import InboxError, read_inbox
 from l3mp.runtime.records import (
     ActionRecord,
     PlanRecord,
@@ -17,22 +18,20 @@ from l3mp.runtime.runtime import CHECKPOINT_KEY, Runtime, RuntimeConfig, jaccard
 __all__ = [
     "CHECKPOINT_KEY",
     "ActionRecord",
-    "Disturbance",
     "Environment",
-    "MoveTarget",
+    "InboxError",
     "PlanRecord",
     "ReplanCause",
     "ReplanRecord",
     "RunReport",
     "Runtime",
     "RuntimeConfig",
-    "SimEnvironment",
     "StepRecord",
     "TaskRecord",
     "TaskRequest",
     "TaskStatus",
     "UpdateRecord",
     "jaccard",
-    "relocate",
+    "read_inbox",
     "resume_step",
 ]

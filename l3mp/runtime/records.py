@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kg_memory.model import Update
-from l3mp.plans import PlanReport
+from l3mp.pipelines.plans import PlanReport
 
 
 class TaskStatus(enum.StrEnum):

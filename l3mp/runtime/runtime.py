@@ -31,7 +31,8 @@ from kg_memory.errors import InvalidValue
 from kg_memory.memory import WorldMemory
 from kg_memory.model import Delta, Fact, Issue, IssueCode, UpdateSource
 from l3mp.llm.base import LanguageModel
-from l3mp.plans import PlanConfig, PlanReport, TaskPlanner
+from l3mp.pipelines import NLUpdateConfig, NLUpdater, SensorUpdater
+from l3mp.pipelines.plans import PlanConfig, PlanReport, TaskPlanner
 from l3mp.runtime.environment import Environment, TaskRequest
 from l3mp.runtime.records import (
     ActionRecord,
@@ -44,7 +45,6 @@ from l3mp.runtime.records import (
     TaskStatus,
     UpdateRecord,
 )
-from l3mp.updates import NLUpdateConfig, NLUpdater, SensorUpdater
 from planning.evaluator import ActionEvaluator, GroundAction
 from planning.goal import parse_goal
 from planning.world import World

@@ -13,7 +13,7 @@ from l3mp.service.deps import Services
 from l3mp.service.limits import BodyLimit
 from l3mp.service.routes import health, memories, plans, state, updates
 from l3mp.settings import Settings
-from l3mp.stores import open_store
+from l3mp.wiring import open_store
 
 API_PREFIX = "/v1"
 

@@ -13,7 +13,8 @@ from pydantic import SecretStr
 
 from kg_memory import GraphStore, WorldMemory
 from l3mp.llm import LanguageModel
-from l3mp.settings import Settings, configured_model
+from l3mp.settings import Settings
+from l3mp.wiring import configured_model
 from retrieval import Retriever
 from retrieval import retriever as make_retriever
 

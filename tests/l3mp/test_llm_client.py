@@ -18,6 +18,7 @@ from pydantic import SecretStr
 
 from l3mp.llm import LanguageModel, LLMError, MalformedOutput, Message, ModelUnavailable, OpenAICompatibleModel, Usage
 from l3mp.settings import Settings
+from l3mp.wiring import configured_model
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}
 ASK = [Message("system", "You add numbers."), Message("user", "What is 2 + 2?")]
@@ -294,7 +295,7 @@ def test_bad_limits_are_rejected() -> None:
         OpenAICompatibleModel("http://127.0.0.1:1/v1", "m", max_retries=-1)
 
 
-def test_from_settings() -> None:
+def test_the_configured_model_follows_the_settings() -> None:
     settings = Settings(
         llm_base_url="http://127.0.0.1:9/v1",
         llm_model="llama",
@@ -302,7 +303,9 @@ def test_from_settings() -> None:
         llm_timeout=3,
         llm_max_retries=1,
     )
-    with OpenAICompatibleModel.from_settings(settings) as client:
+    client = configured_model(settings)
+    assert isinstance(client, OpenAICompatibleModel)
+    with client:
         assert (client.base_url, client.model, client.timeout, client.max_retries) == (
             "http://127.0.0.1:9/v1",
             "llama",

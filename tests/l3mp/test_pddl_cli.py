@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, neo4j_uri, require_neo4j, unique_name
+from l3mp.pipelines import DomainClash, install_domain
 
 from kg_memory import WorldMemory
 from l3mp.cli import main
-from l3mp.pddl_cli import DomainClash, install_domain
 from l3mp.settings import Settings
-from l3mp.stores import open_store
+from l3mp.wiring import open_store
 from planning import problem_pddl, solve
 from planning.pddl_io import load_domain_file, read_problem, read_text
 from planning.validate import validate_plan
@@ -38,9 +38,9 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, dom
     if request.param == "neo4j":
         require_neo4j()
         monkeypatch.setenv("L3MP_NEO4J_URI", neo4j_uri())
-        if os.environ.get("NEO4J_PASSWORD"):
-            monkeypatch.setenv("L3MP_NEO4J_USER", os.environ.get("NEO4J_USER", "neo4j"))
-            monkeypatch.setenv("L3MP_NEO4J_PASSWORD", os.environ["NEO4J_PASSWORD"])
+        if os.environ.get("L3MP_NEO4J_PASSWORD"):
+            monkeypatch.setenv("L3MP_NEO4J_USER", os.environ.get("L3MP_NEO4J_USER", "neo4j"))
+            monkeypatch.setenv("L3MP_NEO4J_PASSWORD", os.environ["L3MP_NEO4J_PASSWORD"])
     request.node.made = made
     yield request.param
     if request.param == "neo4j" and made:  # the Neo4j database is shared: remove what we made

@@ -12,21 +12,20 @@ import pytest
 
 from kg_memory import Delta, DomainRegistry, Fact, UpdateSource, WorldMemory
 from kg_memory.stores import SQLiteStore
-from l3mp.llm.simulated import ErrorRates, SimulatedModel
 from l3mp.runtime import (
     Environment,
-    MoveTarget,
     ReplanCause,
     Runtime,
     RuntimeConfig,
-    SimEnvironment,
     TaskRequest,
     TaskStatus,
     resume_step,
 )
 from planning.evaluator import GroundAction, StepOutcome
 from sim import HomeSpec, Simulator, generate_home
+from sim.environment import MoveTarget, SimEnvironment
 from sim.household import CONTAINER_TYPES, Home
+from sim.model.simulated import ErrorRates, SimulatedModel
 
 
 @pytest.fixture(scope="module")

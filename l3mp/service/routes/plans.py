@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from l3mp.plans import PlanConfig, TaskPlanner
+from l3mp.pipelines.plans import PlanConfig, TaskPlanner
 from l3mp.service.deps import MemoryDep, ReadAccess, ServicesDep
 from l3mp.service.errors import RESPONSES
 from l3mp.service.schemas import PlanIn, PlanOut

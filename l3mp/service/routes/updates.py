@@ -7,11 +7,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Query
 
 from kg_memory import Delta, Fact, UpdateSource
+from l3mp.pipelines import NLUpdateConfig, NLUpdater, SensorUpdater
 from l3mp.service.deps import MemoryDep, ReadAccess, ServicesDep, WriteAccess
 from l3mp.service.errors import RESPONSES
 from l3mp.service.routes._common import recorded
 from l3mp.service.schemas import DeltaIn, HistoryOut, NLUpdateIn, RevertIn, UpdateOut
-from l3mp.updates import NLUpdateConfig, NLUpdater, SensorUpdater
 from perception import Observation
 
 reads = APIRouter(prefix="/memories/{memory}", tags=["updates"], dependencies=[ReadAccess], responses=RESPONSES)

@@ -1,6 +1,6 @@
 """The real server under concurrent load, and killed mid-load: no acknowledged update is lost.
 
-Each test runs ``python -m l3mp --db FILE serve`` as a subprocess (see ``benchmarks.service``, which
+Each test runs ``python -m l3mp --db FILE serve`` as a subprocess (see ``experiments.service``, which
 measures the same at full size) on SQLite in tmp_path.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from benchmarks.service import Server, Tally, create_home, lost_updates, run_load
+from experiments.service import Server, Tally, create_home, lost_updates, run_load
 
 pytestmark = pytest.mark.slow  # each starts one or two server processes (a few seconds each)
 

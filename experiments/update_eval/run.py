@@ -1,0 +1,165 @@
+"""``l3mp bench updates``: the six update variants through one simulated episode, judged and written.
+
+Targets: the pipeline's own time per update (model latency excluded) at paper scale; no rule
+violation in a verified memory at any step; every injected error the verifier can flag is refused.
+Tokens per update are reported for R-, R+ and RS (the paper: RS uses 67.6% fewer than R-).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from experiments._shared import judged, open_store, progress
+from experiments.update_eval.episode import VARIANTS, run_episode
+from experiments.update_eval.report import summarize
+from sim.model import ErrorRates
+
+DEFAULT_OUT = Path("experiments/results/updates.json")
+OVERHEAD_TARGET_MS = 30.0
+PAPER_RS_REDUCTION = 0.676
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seed", type=int, default=0, help="home, simulator and simulated-model seed")
+    parser.add_argument("--steps", type=int, default=100, help="events in the episode")
+    parser.add_argument("--error-rate", type=float, default=0.2, help="share of answers with an injected error")
+    parser.add_argument("--correct-on-reprompt", type=float, default=0.75, help="share of re-prompts answered right")
+    parser.add_argument("--variants", default=",".join(v.name for v in VARIANTS), help="comma-separated variants")
+    parser.add_argument("--no-gc-freeze", action="store_true", help="leave the setup's objects to the collector")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results file (default {DEFAULT_OUT})")
+
+
+def run_updates(args: argparse.Namespace, console: Console) -> dict[str, Any]:
+    from retrieval import SentenceTransformerEmbedder
+    from sim import HomeSpec, generate_home
+
+    chosen = [v for v in VARIANTS if v.name in {n.strip() for n in args.variants.split(",")}]
+    if not chosen or args.steps < 1 or not 0 <= args.error_rate <= 1:
+        raise SystemExit("use --steps >= 1, --error-rate in [0, 1] and variants among R-, R-V, R+, R+V, RS, RSV")
+    rates = ErrorRates(rate=args.error_rate, correct_on_reprompt=args.correct_on_reprompt)
+    home = generate_home(HomeSpec(seed=args.seed))
+    started = time.perf_counter()
+    label = "update episode (simulated model)"
+    with open_store("sqlite") as store, progress(console, label, args.steps) as advance:
+        lanes = run_episode(
+            home,
+            store,
+            SentenceTransformerEmbedder(),
+            steps=args.steps,
+            rates=rates,
+            seed=args.seed,
+            variants=chosen,
+            on_step=lambda _step: advance(),
+            freeze_gc=not args.no_gc_freeze,
+        )
+    results = {**_header(args), **summarize(lanes)}
+    results["home"] = {"entities": len(home.entities), "facts": len(home.facts)}
+    results["wall_s"] = round(time.perf_counter() - started, 1)
+    results["targets"] = judge(results["variants"])
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print_report(console, results)
+    console.print(f"results written to {args.out} ({results['wall_s']} s)")
+    return results
+
+
+def _header(args: argparse.Namespace) -> dict[str, Any]:
+    values = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k not in ("command",)}
+    return {
+        "benchmark": "updates",
+        "model": "simulated: answers from the simulator's ground truth with injected errors (no real LLM)",
+        "time": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {"cpu_count": os.cpu_count(), "python": sys.version.split()[0], "platform": platform.platform()},
+        "store": "sqlite",
+        "parameters": values,
+    }
+
+
+def judge(variants: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    targets = {}
+    for name, figures in variants.items():
+        p95 = figures["overhead_ms"]["p95"]
+        target = f"{name}: pipeline overhead ≤ {OVERHEAD_TARGET_MS:.0f} ms/update (p95)"
+        targets[f"overhead_{name}"] = judged(target, p95, p95 <= OVERHEAD_TARGET_MS)
+        if figures["verified"]:
+            steps = figures["violations"]["steps_with_any"]
+            targets[f"violations_{name}"] = judged(f"{name}: steps with a rule violation stored = 0", steps, not steps)
+            errors = figures["errors"]
+            found = f"{errors['answers_detected']}/{errors['answers_detectable']}"
+            caught = errors["answers_detected"] == errors["answers_detectable"]
+            targets[f"detected_{name}"] = judged(f"{name}: detectable injected errors refused", found, caught)
+    return targets
+
+
+def _accuracy_table(results: dict[str, Any]) -> Table:
+    variants = results["variants"]
+    table = Table(title="memory accuracy against ground truth (fact Jaccard) after step")
+    table.add_column("step", justify="right")
+    for name in variants:
+        table.add_column(name, justify="right")
+    steps = next(iter(variants.values()))["steps"]
+    marks = sorted({*range(10, steps + 1, 10), steps} - {0})
+    for mark in marks:
+        table.add_row(str(mark), *(f"{v['per_step']['accuracy'][mark - 1]:.4f}" for v in variants.values()))
+    return table
+
+
+STATUSES = ("applied", "noop", "rejected")
+Cell = Callable[[dict[str, Any]], str]
+ROWS: tuple[tuple[str, Cell], ...] = (
+    ("state changes registered", lambda v: f"{100 * v['success_rate']:.1f}%"),
+    ("final accuracy / exact steps", lambda v: f"{v['final_accuracy']:.4f} / {v['exact_steps']}"),
+    ("prompt tokens per update", lambda v: f"{v['prompt_tokens_per_update']:,.0f}"),
+    ("  per successful update", lambda v: f"{v['prompt_tokens_per_success'] or 0:,.0f}"),
+    ("answers per update", lambda v: f"{v['attempts_per_update']:.2f}"),
+    ("overhead mean / p50 / p95 ms", lambda v: "{mean:.1f} / {p50:.1f} / {p95:.1f}".format(**v["overhead_ms"])),
+    (
+        "applied / noop / rejected",
+        lambda v: "/".join(str(v["status"].get(s, 0)) for s in ("applied", "noop", "rejected")),
+    ),
+    ("injected errors", lambda v: str(sum(v["errors"]["injected"].values()))),
+    ("  detectable / refused / written", lambda v: _errors(v["errors"])),
+    ("steps with a rule violation", lambda v: str(v["violations"]["steps_with_any"])),
+)
+
+
+def _errors(errors: dict[str, Any]) -> str:
+    return f"{errors['answers_detectable']} / {errors['answers_detected']} / {errors['answers_written']}"
+
+
+def print_report(console: Console, results: dict[str, Any]) -> None:
+    variants = results["variants"]
+    table = Table(
+        title=f"updates: {results['home']['entities']} entities, {results['parameters']['steps']} steps, "
+        f"{100 * results['parameters']['error_rate']:.0f}% injected errors (simulated model)"
+    )
+    table.add_column("measure")
+    for name in variants:
+        table.add_column(name, justify="right")
+    for label, cell in ROWS:
+        table.add_row(label, *(cell(v) for v in variants.values()))
+    console.print(table)
+    console.print(_accuracy_table(results))
+    if "rs_token_reduction_vs_full" in results:
+        ours = 100 * results["rs_token_reduction_vs_full"]
+        console.print(
+            f"RS uses {ours:.1f}% fewer prompt tokens per update than R- (paper: {100 * PAPER_RS_REDUCTION:.1f}%)"
+        )
+    targets = Table(title="update targets")
+    for column in ("target", "measured", "verdict"):
+        targets.add_column(column)
+    for target in results["targets"].values():
+        targets.add_row(target["target"], str(target["measured"]), "[green]PASS" if target["pass"] else "[red]MISS")
+    console.print(targets)

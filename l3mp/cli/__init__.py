@@ -1,0 +1,10 @@
+"""The ``l3mp`` command: one root group whose commands are imported only when they run.
+
+Exit codes: 0 done (applied, solved), 2 refused (a rejected update, an unsolved plan, a usage error),
+1 errors (the message says what was wrong, never a traceback).
+"""
+
+from l3mp.cli._base import CliState, Lazy, LazyGroup
+from l3mp.cli._main import COMMANDS, main, root
+
+__all__ = ["COMMANDS", "CliState", "Lazy", "LazyGroup", "main", "root"]

@@ -1,0 +1,79 @@
+"""The root group, the registry of commands and the one place errors become messages and exit codes."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+from rich.markup import escape
+
+from l3mp.cli._base import CliState, Lazy, LazyGroup
+
+# Every command by name. The lab's (the simulator, the experiments) are named here and imported only
+# when run: the product never imports them (import-linter holds this).
+COMMANDS: dict[str, Lazy] = {
+    "memories": Lazy("l3mp.cli.memory:memories", "list the memories in the store"),
+    "state": Lazy("l3mp.cli.memory:state", "show a memory's current state"),
+    "history": Lazy("l3mp.cli.memory:history", "show a memory's history"),
+    "export": Lazy("l3mp.cli.memory:export", "print a memory as JSON"),
+    "import": Lazy("l3mp.cli.memory:import_", "import a memory exported as JSON"),
+    "init": Lazy("l3mp.cli.memory:init", "create a memory (optionally surveyed from a simulated home)"),
+    "update": Lazy("l3mp.cli.memory:update", "apply what someone said, through the language model"),
+    "observe": Lazy("l3mp.cli.memory:observe", "apply a perception snapshot (JSON file, '-' for stdin)"),
+    "revert": Lazy("l3mp.cli.memory:revert", "undo an applied update with a compensating one"),
+    "plan": Lazy("l3mp.cli.plan:plan", "plan from a memory: a request in English, --goal or --goal-file"),
+    "pddl": Lazy("l3mp.cli.pddl:pddl", "PDDL problems (e.g. IPC benchmarks) into memories"),
+    "serve": Lazy("l3mp.cli.serve:serve", "run the REST service (OpenAPI at /docs)"),
+    # the lab
+    "sim": Lazy("sim.cli:sim", "the text household simulator"),
+    "demo": Lazy("sim.cli:demo", "the robot runtime on a fresh paper-scale simulated home (under 5 minutes)"),
+    "daemon": Lazy("sim.cli:daemon", "run the robot runtime against the text household simulator"),
+    "bench": Lazy("experiments.cli:bench", "experiments and benchmarks (the paper's and ours): tables and JSON"),
+}
+
+
+@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--store", type=click.Choice(["sqlite", "neo4j"]), help="backend (default: L3MP_STORE or sqlite)")
+@click.option("--db", type=click.Path(path_type=Path), help="SQLite file (default: L3MP_SQLITE_PATH or l3mp.db)")
+@click.pass_context
+def root(ctx: click.Context, store: str | None, db: Path | None) -> None:
+    """A lifelong world-state memory for service robots."""
+    ctx.obj = CliState(store=store, db=db)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; the exit code (0 done, 2 refused or misused, 1 errors)."""
+    console = CliState().console
+    try:
+        result = root.main(args=list(sys.argv[1:] if argv is None else argv), standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.Abort:
+        console.print("[red]aborted[/]")
+        return 1
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except Exception as exc:
+        if _expected(exc):
+            console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+            return 1
+        if os.environ.get("L3MP_DEBUG"):
+            raise
+        # a bug of ours: one line for the user, the traceback on request
+        console.print(
+            f"[red]internal error:[/] {type(exc).__name__}: {escape(str(exc))} (L3MP_DEBUG=1 shows the traceback)",
+            highlight=False,
+        )
+        return 1
+    return result if isinstance(result, int) else 0
+
+
+def _expected(exc: Exception) -> bool:
+    """Errors a user can act on: the library's own, and a file that cannot be read or written."""
+    from kg_memory.errors import L3mpError  # loaded here: --help never needs it
+
+    return isinstance(exc, L3mpError | OSError)

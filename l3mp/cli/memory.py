@@ -1,0 +1,177 @@
+"""Memories from the command line: list, show, history, export and import; create and change one.
+
+    l3mp init home --domain household --sim-home 0     # a memory, optionally surveyed from a simulated home
+    l3mp update home "Jessica turned off the laundry room light"   # through the configured model
+    l3mp observe home observation.json                 # a perception snapshot (perception.Observation)
+    l3mp revert home 3f2a...                           # undo an applied update with a new one
+
+Exit codes: 0 applied (or nothing to change), 2 rejected (the reasons are printed), 1 errors.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from kg_memory import Update, UpdateStatus, WorldMemory
+from l3mp.cli._base import CliState, json_option, pass_state
+from retrieval.retrievers import RETRIEVERS
+
+# The simulated home `init --sim-home` surveys is the lab's: named here, imported only when asked for.
+SIM_HOME = "sim.survey:surveyed_home"
+
+
+@click.command()
+@pass_state
+def memories(state: CliState) -> int:
+    """List the memories in the store."""
+    with state.opened_store() as store:
+        table = Table("name", "domain", "version", "created")
+        for m in store.list_memories():
+            table.add_row(m.name, m.domain, str(m.version), m.created.isoformat(timespec="seconds"))
+        state.console.print(table)
+    return 0
+
+
+@click.command()
+@click.argument("memory")
+@json_option
+@pass_state
+def state(state: CliState, memory: str, as_json: bool) -> int:
+    """Show a memory's current state."""
+    with state.opened_store() as store:
+        world = WorldMemory.open(store, memory)
+        current = world.state()
+        if as_json:
+            facts = sorted(str(f) for f in current.facts)
+            sys.stdout.write(json.dumps({"memory": world.name, "version": current.version, "facts": facts}) + "\n")
+            return 0
+        for fact in sorted(current.facts, key=str):
+            state.console.print(fact.display(), world.domain.language.fact(fact), sep="  ", markup=False)
+    return 0
+
+
+@click.command()
+@click.argument("memory")
+@pass_state
+def history(state: CliState, memory: str) -> int:
+    """Show a memory's history, one update as JSON a line."""
+    with state.opened_store() as store:
+        for update in store.history(memory):
+            state.console.print_json(json.dumps(update.to_json()))
+    return 0
+
+
+@click.command()
+@click.argument("memory")
+@pass_state
+def export(state: CliState, memory: str) -> int:
+    """Print a memory (entities and history) as JSON."""
+    with state.opened_store() as store:
+        sys.stdout.write(json.dumps(WorldMemory.open(store, memory).export(), indent=2) + "\n")
+    return 0
+
+
+@click.command("import")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--name", help="import under this name")
+@pass_state
+def import_(state: CliState, file: Path, name: str | None) -> int:
+    """Import a memory exported as JSON."""
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise click.ClickException(f"{file} is not JSON: {exc}") from exc
+    with state.opened_store() as store:
+        world = WorldMemory.import_(store, data, name)
+        state.console.print(f"imported {world.name!r} at version {world.version}")
+    return 0
+
+
+@click.command()
+@click.argument("memory")
+@click.option("--domain", default="household", show_default=True)
+@click.option("--sim-home", type=int, metavar="SEED", help="survey a paper-scale simulated home")
+@json_option
+@pass_state
+def init(state: CliState, memory: str, domain: str, sim_home: int | None, as_json: bool) -> int:
+    """Create a memory (optionally surveyed from a simulated home)."""
+    with state.opened_store() as store:
+        world = WorldMemory.create(store, memory, domain)
+        if sim_home is None:
+            state.console.print(f"created memory {world.name!r} ({world.domain.name}), empty")
+            return 0
+        module, _, attribute = SIM_HOME.partition(":")
+        entities, facts = getattr(importlib.import_module(module), attribute)(sim_home)
+        return _report(state, world.add_entities(entities, facts=facts, input="survey"), as_json)
+
+
+@click.command()
+@click.argument("memory")
+@click.argument("text")
+@click.option("--retriever", type=click.Choice(RETRIEVERS), help="default: L3MP_RETRIEVER or search")
+@click.option("--no-verify", is_flag=True, help="the paper's unverified variant (default: L3MP_VERIFY_UPDATES)")
+@json_option
+@pass_state
+def update(state: CliState, memory: str, text: str, retriever: str | None, no_verify: bool, as_json: bool) -> int:
+    """Apply what someone said, through the language model."""
+    from l3mp.pipelines import NLUpdateConfig, NLUpdater
+    from l3mp.wiring import configured_model
+
+    settings = state.settings()
+    config = NLUpdateConfig(
+        retriever=retriever or settings.retriever,
+        verify=settings.verify_updates and not no_verify,
+    )
+    with state.opened_store(settings) as store:
+        world = WorldMemory.open(store, memory)
+        return _report(state, NLUpdater(world, configured_model(settings), config).update(text).update, as_json)
+
+
+@click.command()
+@click.argument("memory")
+@click.argument("file")
+@json_option
+@pass_state
+def observe(state: CliState, memory: str, file: str, as_json: bool) -> int:
+    """Apply a perception snapshot (a JSON file, '-' for stdin)."""
+    from l3mp.pipelines import SensorUpdater
+    from perception import Observation
+
+    text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+    with state.opened_store() as store:
+        world = WorldMemory.open(store, memory)
+        return _report(state, SensorUpdater(world).apply(Observation.from_json(text)).update, as_json)
+
+
+@click.command()
+@click.argument("memory")
+@click.argument("update_id")
+@json_option
+@pass_state
+def revert(state: CliState, memory: str, update_id: str, as_json: bool) -> int:
+    """Undo an applied update with a compensating one."""
+    with state.opened_store() as store:
+        return _report(state, WorldMemory.open(store, memory).revert(update_id), as_json)
+
+
+def _report(state: CliState, update: Update, as_json: bool) -> int:
+    if as_json:
+        sys.stdout.write(json.dumps(update.to_json(), indent=2) + "\n")
+    else:
+        console = state.console
+        colour = {"applied": "green", "noop": "yellow"}.get(update.status.value, "red")
+        console.print(f"[{colour}]{update.status.value}[/] update {update.id} -> version {update.version}")
+        for fact in sorted(update.delta.remove, key=str):
+            console.print(f"  - {escape(str(fact))}")
+        for fact in sorted(update.delta.add, key=str):
+            console.print(f"  + {escape(str(fact))}")
+        for issue in update.issues:
+            console.print(f"  ! {escape(issue.message)}")
+    return 2 if update.status is UpdateStatus.REJECTED else 0

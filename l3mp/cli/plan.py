@@ -1,0 +1,105 @@
+"""``l3mp plan``: plan from a memory for a request in English, a PDDL goal, or a problem file's goal.
+
+    l3mp plan "Bring the blue mug to Alice" --memory home      # through the configured model
+    l3mp plan --memory home --goal "(held mug_1 robot_1)"      # no model
+    l3mp plan --memory blocks --goal-file p01.pddl --json      # an IPC problem's goal, validated
+                                                               # against that file as well
+
+Exit codes: 0 solved, 2 not solved (unsolvable, timeout, invalid goal or request), 1 errors.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.markup import escape
+
+from l3mp.cli._base import CliState, json_option, pass_state
+from retrieval.retrievers import RETRIEVERS
+
+if TYPE_CHECKING:
+    from kg_memory import WorldMemory
+    from l3mp.pipelines import PlanReport
+
+
+@click.command()
+@click.argument("request", default="")
+@click.option("--memory", required=True)
+@click.option("--goal", help="a PDDL goal formula")
+@click.option(
+    "--goal-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="a PDDL problem file: plan for its :goal and validate on it",
+)
+@click.option("--retriever", type=click.Choice(RETRIEVERS), help="default: L3MP_RETRIEVER or search")
+@click.option("--planner", default="fast-downward", show_default=True)
+@click.option("--timeout", type=float, default=60.0, show_default=True, help="seconds per planner call")
+@click.option("--no-full-state", is_flag=True, help="never plan on the whole state")
+@json_option
+@pass_state
+def plan(
+    state: CliState,
+    request: str,
+    memory: str,
+    goal: str | None,
+    goal_file: Path | None,
+    retriever: str | None,
+    planner: str,
+    timeout: float,
+    no_full_state: bool,
+    as_json: bool,
+) -> int:
+    """Plan from a memory: a request in English (needs a model), --goal or --goal-file."""
+    from kg_memory import WorldMemory
+    from l3mp.pipelines import PlanConfig, TaskPlanner
+    from l3mp.wiring import configured_model
+
+    if goal is not None and goal_file is not None:
+        raise click.UsageError("give --goal or --goal-file, not both")
+    settings = state.settings()
+    config = PlanConfig(
+        retriever=retriever or settings.retriever, planner=planner, timeout=timeout, full_state=not no_full_state
+    )
+    with state.opened_store(settings) as store:
+        world = WorldMemory.open(store, memory)
+        original = goal_file.read_text(encoding="utf-8") if goal_file else None
+        if original is not None and goal_file is not None:
+            goal = _goal_of(world, original, goal_file)
+        model = None if goal is not None else configured_model(settings)
+        report = TaskPlanner(world, model, config).plan(request, goal=goal)
+        record = report.to_json()
+        if original is not None and report.solved:
+            from planning.validate import validate_plan
+
+            record["validation"] = validate_plan(world.domain.pddl, original, report.plan).to_json()
+    if as_json:
+        sys.stdout.write(json.dumps(record, indent=2) + "\n")
+    else:
+        _print(state, report, record)
+    return 0 if report.solved else 2
+
+
+def _goal_of(memory: WorldMemory, text: str, path: Path) -> str:
+    from planning.pddl_io import read_problem
+
+    return read_problem(memory.domain, text, str(path)).goal_text
+
+
+def _print(state: CliState, report: PlanReport, record: dict[str, Any]) -> None:
+    from planning import numbered
+
+    console = state.console
+    colour = "green" if report.solved else "red"
+    console.print(f"[{colour}]{report.status}[/]  goal: {escape(report.goal or '-')}  tier: {report.tier or '-'}")
+    if report.explanation:
+        console.print(numbered(report.explanation), markup=False)
+    for issue in report.issues:
+        console.print(f"  - {issue}", markup=False)
+    if "validation" in record:
+        console.print(f"validated against the problem file: {record['validation']}", markup=False)
+    timings = ", ".join(f"{k} {v:.2f} s" for k, v in report.timings.items())
+    console.print(f"[dim]{timings}[/]")

@@ -1,0 +1,114 @@
+"""One prompt's conversation with a language model: ask, read the answer, feed back what was wrong.
+
+Shared by the update and planning pipelines, which differ only in how they check an answer. Model
+time and tokens are added up here, so a pipeline can report its own overhead without the model's
+latency.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from l3mp.llm.base import LanguageModel, MalformedOutput, Message, Usage
+from l3mp.prompts import follow_up
+
+T = TypeVar("T")
+
+
+class AnswerProblem(ValueError):
+    """An answer that cannot be used, with sentences the model can act on (raised by parsers)."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(self.problems))
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """One answer: its text, and its JSON, or why there is none."""
+
+    text: str
+    data: Any | None
+    problem: str | None = None
+
+
+@dataclass(slots=True)
+class Exchange:
+    model: LanguageModel
+    messages: list[Message]
+    schema: Mapping[str, Any]
+    name: str
+    usage: Usage = field(default_factory=Usage)
+    seconds: float = 0.0  # spent waiting for the model
+    calls: int = 0
+    model_name: str = ""
+
+    def ask(self) -> Reply:
+        """The model's answer to the conversation so far; an answer without JSON is a reply too."""
+        start = time.perf_counter()
+        self.calls += 1
+        try:
+            completion = self.model.complete(self.messages, schema=self.schema, name=self.name)
+        except MalformedOutput as exc:
+            return Reply(exc.text, None, f"the answer was not the JSON asked for ({exc.problem})")
+        finally:
+            self.seconds += time.perf_counter() - start
+        self.usage += completion.usage
+        self.model_name = completion.model
+        return Reply(completion.text, completion.data)
+
+    def feedback(self, reply: Reply, problems: Sequence[str]) -> None:
+        """Continue the conversation with the model's answer and what was wrong with it."""
+        self.messages = follow_up(self.messages, reply.text, problems)
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "prompt_tokens": self.usage.prompt_tokens,
+            "completion_tokens": self.usage.completion_tokens,
+            "model_seconds": round(self.seconds, 6),
+            "model": self.model_name,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed(Generic[T]):
+    """The outcome of asking until an answer parses: the value, or the last problems."""
+
+    value: T | None
+    problems: tuple[str, ...] = ()
+    reply: Reply | None = None
+
+
+def ask_parsed(exchange: Exchange, parse: Callable[[Any], T], retries: int) -> Parsed[T]:
+    """Ask, parse, and re-prompt with the parser's problems, up to ``retries`` times."""
+    problems: tuple[str, ...] = ()
+    reply: Reply | None = None
+    for attempt in range(retries + 1):
+        if attempt:
+            assert reply is not None
+            exchange.feedback(reply, problems)
+        reply = exchange.ask()
+        if reply.problem is not None:
+            problems = (reply.problem,)
+            continue
+        try:
+            return Parsed(parse(reply.data), (), reply)
+        except AnswerProblem as exc:
+            problems = exc.problems
+    return Parsed(None, problems, reply)
+
+
+def unusable(utterance: object, max_chars: int) -> str | None:
+    """Why ``utterance`` (an update or a request) is not worth a model call, or None."""
+    if not isinstance(utterance, str) or not utterance.strip():
+        return "the update is empty: say what changed"
+    if len(utterance) > max_chars:
+        return f"the update is {len(utterance)} characters long; the limit is {max_chars}: say what changed, briefly"
+    words = [w for w in utterance.split() if sum(c.isalpha() for c in w) >= 2]
+    if len(words) < 2 or sum(len(w) for w in words) < len(utterance.strip()) / 2:
+        return "the update does not read as a sentence: say what changed in words"
+    return None

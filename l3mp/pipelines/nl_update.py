@@ -1,0 +1,190 @@
+"""Natural-language updates (L3M+P Alg. 3): what a person says → verified edits of the memory.
+
+retrieve (R-, R+ or RS) → prompt with the context and the utterance → parse REMOVE/ADD → verify →
+re-prompt with the issues (bounded) → apply atomically with provenance. An answer that never
+becomes a valid delta is recorded as a rejected update with its issues; the state is untouched.
+Natural-language updates cannot create entities: the parser never proposes any and the verifier
+names unknown ones. A model that cannot be reached raises :class:`ModelUnavailable` and changes
+nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kg_memory.errors import InvalidValue, VersionConflict
+from kg_memory.memory import WorldMemory
+from kg_memory.model import Delta, Issue, IssueCode, Update, UpdateSource, UpdateStatus
+from l3mp.llm.base import LanguageModel, Usage
+from l3mp.pipelines.context import ModelRetrieval, Retrieved
+from l3mp.pipelines.edits import parse_edits
+from l3mp.pipelines.exchange import AnswerProblem, Exchange, Reply, unusable
+from l3mp.prompts import StateChangeInput, state_change
+from retrieval import DEFAULT_RETRIEVER, RETRIEVERS, Retriever
+from retrieval import retriever as make_retriever
+
+
+@dataclass(frozen=True, slots=True)
+class NLUpdateConfig:
+    retriever: str = DEFAULT_RETRIEVER  # full (R-), entities (R+) or search (RS)
+    verify: bool = True  # off only for the paper's unverified variants
+    retries: int = 3  # re-prompts after the first state-change answer
+    retrieval_retries: int = 2  # re-prompts for an unusable entity selection or query graph
+    max_chars: int = 2_000  # a longer "utterance" is rejected unread
+    conflict_attempts: int = 5  # re-verifications when other writers move the memory on
+
+    def __post_init__(self) -> None:
+        if self.retriever not in RETRIEVERS:
+            raise InvalidValue("retriever", self.retriever, f"use one of {', '.join(RETRIEVERS)}")
+        for name in ("retries", "retrieval_retries", "max_chars", "conflict_attempts"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < (1 if name in ("max_chars", "conflict_attempts") else 0):
+                raise InvalidValue(name, value, "must be a non-negative integer (max_chars, conflict_attempts: ≥ 1)")
+
+
+@dataclass(frozen=True, slots=True)
+class NLUpdateResult:
+    """The recorded update (applied, noop or rejected) and what it took to get there."""
+
+    update: Update
+    attempts: int  # state-change answers asked for
+    usage: Usage
+    timings: Mapping[str, float] = field(default_factory=dict)  # seconds: total, model, overhead
+
+    @property
+    def status(self) -> UpdateStatus:
+        return self.update.status
+
+    @property
+    def issues(self) -> tuple[Issue, ...]:
+        return self.update.issues
+
+
+def _malformed(problems: tuple[str, ...]) -> tuple[Issue, ...]:
+    return tuple(Issue(IssueCode.MALFORMED_ANSWER, None, p) for p in problems)
+
+
+class NLUpdater:
+    def __init__(
+        self,
+        memory: WorldMemory,
+        model: LanguageModel,
+        config: NLUpdateConfig | None = None,
+        *,
+        retriever: Retriever | None = None,
+    ) -> None:
+        self.memory = memory
+        self.model = model
+        self.config = config or NLUpdateConfig()
+        chosen = retriever or make_retriever(self.config.retriever)
+        self.retrieval = ModelRetrieval(chosen, model, retries=self.config.retrieval_retries)
+
+    def update(self, utterance: str) -> NLUpdateResult:
+        start = time.perf_counter()
+        problem = unusable(utterance, self.config.max_chars)
+        if problem is not None:
+            update = self.memory.reject(
+                source=UpdateSource.NL,
+                input=utterance if isinstance(utterance, str) else repr(utterance),
+                issues=[Issue(IssueCode.INVALID_INPUT, None, problem)],
+                meta={"pipeline": "nl", "verified": self.config.verify},
+            )
+            return NLUpdateResult(update, 0, Usage(), {"total": time.perf_counter() - start, "model": 0.0})
+        text = " ".join(utterance.split())
+        retrieved = self.retrieval.retrieve(self.memory, text)
+        if retrieved.context is None:
+            meta = self._meta(retrieved, None, start)
+            update = self.memory.reject(
+                source=UpdateSource.NL, input=text, issues=_malformed(retrieved.problems), meta=meta
+            )
+            return self._result(update, retrieved, None, start)
+        context = retrieved.context
+        inputs = StateChangeInput(self.memory.domain, text, tuple(context.entities.values()), context.facts)
+        exchange = Exchange(self.model, state_change.render(inputs), state_change.SCHEMA, state_change.NAME)
+        update = self._converse(exchange, text, retrieved, start)
+        return self._result(update, retrieved, exchange, start)
+
+    # -- the re-prompt loop ----------------------------------------------------------------
+
+    def _converse(self, exchange: Exchange, text: str, retrieved: Retrieved, start: float) -> Update:
+        issues: tuple[Issue, ...] = ()
+        reply: Reply | None = None
+        delta: Delta | None = None
+        for attempt in range(self.config.retries + 1):
+            if attempt:
+                assert reply is not None
+                exchange.feedback(reply, [i.message for i in issues])
+            reply = exchange.ask()
+            if reply.problem is not None:
+                issues = _malformed((reply.problem,))
+                continue
+            try:
+                delta = parse_edits(reply.data, self.memory.domain)
+            except AnswerProblem as exc:
+                issues = _malformed(exc.problems)
+                continue
+            outcome = self._commit(delta, text, lambda: self._meta(retrieved, exchange, start))
+            if isinstance(outcome, Update):
+                return outcome
+            issues = outcome
+        meta = self._meta(retrieved, exchange, start)
+        return self.memory.reject(source=UpdateSource.NL, input=text, issues=issues, delta=delta, meta=meta)
+
+    def _commit(self, delta: Delta, text: str, meta: Callable[[], dict[str, Any]]) -> Update | tuple[Issue, ...]:
+        """Apply at the version the delta was checked against; re-check if another writer came first.
+
+        The model is asked again only when the delta no longer applies (the issues are returned).
+        """
+        memory = self.memory
+        for _ in range(self.config.conflict_attempts):
+            version = memory.version
+            if self.config.verify:
+                issues = memory.verify(delta, UpdateSource.NL)
+                if issues and memory.version == version:
+                    return issues
+                if issues:
+                    continue  # checked against a state that moved on meanwhile
+            try:
+                return memory.apply(
+                    delta,
+                    source=UpdateSource.NL,
+                    input=text,
+                    expected_version=version,
+                    meta=meta(),
+                    verify=self.config.verify,
+                )
+            except VersionConflict:
+                continue
+        raise VersionConflict(memory.name, version, memory.version)
+
+    # -- provenance --------------------------------------------------------------------------
+
+    def _meta(self, retrieved: Retrieved, exchange: Exchange | None, start: float) -> dict[str, Any]:
+        usage, model_seconds = _costs(retrieved, exchange)
+        total = time.perf_counter() - start
+        meta: dict[str, Any] = {
+            "pipeline": "nl",
+            "verified": self.config.verify,
+            "retrieval": retrieved.stats(),
+            "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens},
+            "timings": {"total": round(total, 6), "model": round(model_seconds, 6)},
+        }
+        if exchange is not None:
+            meta["state_change"] = exchange.stats()
+            meta["attempts"] = exchange.calls
+        return meta
+
+    def _result(self, update: Update, retrieved: Retrieved, exchange: Exchange | None, start: float) -> NLUpdateResult:
+        usage, model_seconds = _costs(retrieved, exchange)
+        total = time.perf_counter() - start
+        timings = {"total": total, "model": model_seconds, "overhead": total - model_seconds}
+        return NLUpdateResult(update, exchange.calls if exchange else 0, usage, timings)
+
+
+def _costs(retrieved: Retrieved, exchange: Exchange | None) -> tuple[Usage, float]:
+    parts = [e for e in (retrieved.exchange, exchange) if e is not None]
+    usage = sum((e.usage for e in parts), Usage())
+    return usage, sum(e.seconds for e in parts)

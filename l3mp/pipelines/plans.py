@@ -1,0 +1,246 @@
+"""Planning from memory (L3M+P Alg. 4): a request in English (or a PDDL goal) → a validated plan.
+
+request → retrieval (R-, R+ or RS) → goal prompt with the retrieved facts → goal check against the
+domain and the memory's entities → re-prompt with the issues (bounded) → problem from the retrieved
+facts → classical planner → validation from the full current state, widening the context when it
+fails → the plan explained in English. Everything that happened is in the :class:`PlanReport`:
+tokens, timings, each tier tried with its problem text, and why earlier tiers failed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kg_memory.errors import InvalidValue
+from kg_memory.memory import WorldMemory
+from kg_memory.model import State
+from l3mp.llm.base import LanguageModel, Usage
+from l3mp.pipelines.context import ModelRetrieval
+from l3mp.pipelines.exchange import AnswerProblem, Exchange, ask_parsed, unusable
+from l3mp.prompts import GoalInput, goal
+from planning import DEFAULT_PLANNER, GroundAction, World
+from planning.explain import explain
+from planning.goal import check_goal
+from planning.problem import focused_context, goal_objects
+from planning.tiers import TieredPlan, TieredPlanner
+from retrieval import DEFAULT_RETRIEVER, RETRIEVERS, Retriever
+from retrieval import retriever as make_retriever
+
+# Outcomes besides the planner's own (solved, unsolvable, timeout, error).
+INVALID_REQUEST = "invalid_request"  # empty or noise, or the model never pointed at a context
+INVALID_GOAL = "invalid_goal"  # the goal never passed the check
+
+
+@dataclass(frozen=True, slots=True)
+class PlanConfig:
+    retriever: str = DEFAULT_RETRIEVER
+    retries: int = 3  # re-prompts of the goal after the first answer
+    retrieval_retries: int = 2
+    planner: str = DEFAULT_PLANNER
+    timeout: float = 60.0  # per planner call
+    full_state: bool = True  # whether the last tier may plan on the whole state
+    max_chars: int = 2_000
+
+    def __post_init__(self) -> None:
+        if self.retriever not in RETRIEVERS:
+            raise InvalidValue("retriever", self.retriever, f"use one of {', '.join(RETRIEVERS)}")
+        if self.retries < 0 or self.retrieval_retries < 0 or self.timeout <= 0 or self.max_chars < 1:
+            raise InvalidValue("plan config", self, "retries must be ≥ 0, timeout > 0 and max_chars ≥ 1")
+
+
+@dataclass(frozen=True, slots=True)
+class PlanReport:
+    status: str
+    request: str
+    goal: str | None
+    plan: tuple[GroundAction, ...] = ()
+    explanation: tuple[str, ...] = ()
+    tier: str | None = None
+    issues: tuple[str, ...] = ()
+    tiers: TieredPlan | None = None
+    usage: Usage = field(default_factory=Usage)
+    timings: Mapping[str, float] = field(default_factory=dict)  # seconds
+    retrieval: Mapping[str, Any] = field(default_factory=dict)
+    version: int = 0  # the memory version the plan was validated against
+
+    @property
+    def solved(self) -> bool:
+        return self.status == "solved"
+
+    def to_json(self) -> dict[str, Any]:
+        attempts = self.tiers.attempts if self.tiers else ()
+        return {
+            "status": self.status,
+            "request": self.request,
+            "goal": self.goal,
+            "plan": [str(a) for a in self.plan],
+            "explanation": list(self.explanation),
+            "tier": self.tier,
+            "issues": list(self.issues),
+            "version": self.version,
+            "usage": {"prompt_tokens": self.usage.prompt_tokens, "completion_tokens": self.usage.completion_tokens},
+            "timings": {k: round(v, 6) for k, v in self.timings.items()},
+            "retrieval": dict(self.retrieval),
+            "attempts": [
+                {
+                    "tier": a.tier,
+                    "objects": a.objects,
+                    "facts": a.facts,
+                    "status": a.result.status.value,
+                    "planner": a.result.planner,
+                    "plan": [str(s) for s in a.result.plan],
+                    "valid": a.valid,
+                    "reason": a.reason,
+                    "build_seconds": round(a.build_seconds, 6),
+                    "parse_seconds": round(a.result.parse_seconds, 6),
+                    "plan_seconds": round(a.result.plan_seconds, 6),
+                    "validate_seconds": round(a.validate_seconds, 6),
+                    "problem": a.problem,
+                }
+                for a in attempts
+            ],
+        }
+
+
+def _goal_text(data: Any) -> str:
+    text = data.get("goal") if isinstance(data, dict) else None
+    if not isinstance(text, str) or not text.strip():
+        raise AnswerProblem(['answer {"goal": "<PDDL goal formula>"}'])
+    return text
+
+
+class TaskPlanner:
+    def __init__(
+        self,
+        memory: WorldMemory,
+        model: LanguageModel | None = None,
+        config: PlanConfig | None = None,
+        *,
+        retriever: Retriever | None = None,
+    ) -> None:
+        self.memory = memory
+        self.model = model
+        self.config = config or PlanConfig()
+        self.retriever = retriever or make_retriever(self.config.retriever)
+        self.tiers = TieredPlanner(memory.domain, planner=self.config.planner, timeout=self.config.timeout)
+
+    def plan(self, request: str = "", *, goal: str | None = None) -> PlanReport:
+        """Plan for ``request`` (through the model) or for ``goal`` (PDDL, no model)."""
+        started = time.perf_counter()
+        if goal is not None:
+            report = self._plan_goal(request or goal, goal)
+        elif (problem := unusable(request, self.config.max_chars)) is not None:
+            report = PlanReport(INVALID_REQUEST, str(request), None, issues=(problem,))
+        elif self.model is None:
+            raise InvalidValue("planner model", None, "a request in English needs a language model; pass a PDDL goal")
+        else:
+            report = self._plan_request(" ".join(request.split()), self.model)
+        return replace(report, timings={**report.timings, "total": time.perf_counter() - started})
+
+    # -- the two entries ------------------------------------------------------------------------
+
+    def _plan_goal(self, request: str, text: str) -> PlanReport:
+        started = time.perf_counter()
+        state = self.memory.state()
+        check = check_goal(text, self.memory.domain, state.entities)
+        if check.goal is None or check.issues:
+            return PlanReport(INVALID_GOAL, request, text, issues=check.issues)
+        timings = {"retrieval": time.perf_counter() - started, "model": 0.0}
+        seeds = goal_objects(check.goal)  # the goal names what it is about; no model is needed
+        return self._solve(request, str(check.goal), check.goal, seeds, state, timings, Usage(), {})
+
+    def _plan_request(self, request: str, model: LanguageModel) -> PlanReport:
+        started = time.perf_counter()
+        retrieved = ModelRetrieval(self.retriever, model, retries=self.config.retrieval_retries).retrieve(
+            self.memory, request
+        )
+        usage = retrieved.exchange.usage if retrieved.exchange else Usage()
+        model_seconds = retrieved.exchange.seconds if retrieved.exchange else 0.0
+        if retrieved.context is None:
+            return PlanReport(INVALID_REQUEST, request, None, issues=retrieved.problems, usage=usage)
+        context = retrieved.context
+        state = self.memory.state()
+        inputs = GoalInput(self.memory.domain, request, tuple(context.entities.values()), context.facts)
+        exchange = Exchange(model, goal.render(inputs), goal.SCHEMA, goal.NAME)
+        checked = self._ask_goal(exchange, state)
+        usage += exchange.usage
+        timings = {"retrieval": retrieved.seconds, "model": model_seconds + exchange.seconds}
+        if checked.value is None:
+            return PlanReport(
+                INVALID_GOAL,
+                request,
+                None,
+                issues=checked.problems,
+                usage=usage,
+                timings=timings,
+                retrieval=retrieved.stats(),
+            )
+        text, formula = checked.value
+        timings["total_before_planning"] = time.perf_counter() - started
+        return self._solve(request, text, formula, set(context.entities), state, timings, usage, retrieved.stats())
+
+    # -- shared steps ----------------------------------------------------------------------------
+
+    def _ask_goal(self, exchange: Exchange, state: State) -> Any:
+        domain = self.memory.domain
+
+        def parse(data: Any) -> tuple[str, Any]:
+            check = check_goal(_goal_text(data), domain, state.entities)
+            if check.goal is None or check.issues:
+                raise AnswerProblem(check.issues or ("the goal could not be read",))
+            return str(check.goal), check.goal
+
+        return ask_parsed(exchange, parse, self.config.retries)
+
+    def _solve(
+        self,
+        request: str,
+        text: str,
+        formula: Any,
+        seeds: set[str],
+        state: State,
+        timings: dict[str, float],
+        usage: Usage,
+        retrieval: Mapping[str, Any],
+    ) -> PlanReport:
+        started = time.perf_counter()
+        domain = self.memory.domain
+        constants = domain.constants
+        world = World(domain, (e for n, e in state.entities.items() if n not in constants), state.facts)
+        anchors = _anchors(world)
+        first = focused_context(world, formula, anchors, seeds)  # the retrieved entities and the way to them
+        timings["world"] = time.perf_counter() - started
+        tiered = self.tiers.plan(world, formula, first, anchors=anchors, full_state=self.config.full_state)
+        timings["planning"] = time.perf_counter() - started - timings["world"]
+        labels = {name: e.label for name, e in state.entities.items() if e.label}
+        lines = tuple(explain(tiered.plan, domain, labels=labels)) if tiered.solved else ()
+        return PlanReport(
+            status=tiered.status.value,
+            request=request,
+            goal=text,
+            plan=tiered.plan,
+            explanation=lines,
+            tier=tiered.tier,
+            issues=tuple(a.reason for a in tiered.attempts if a.reason),
+            tiers=tiered,
+            usage=usage,
+            timings=timings,
+            retrieval=retrieval,
+            version=state.version,
+        )
+
+
+def _anchors(world: World) -> list[str]:
+    """The domain's constants, the most active first: in the household, the robot before the liquids.
+
+    The first is where paths to the goal's objects start (see ``focused_context``).
+    """
+    dynamic = set(world.domain.predicates) - set(world.domain.static_predicates)
+
+    def activity(name: str) -> int:
+        return sum(1 for f in world.facts_about(name) if f.args[0] == name and f.predicate in dynamic)
+
+    return sorted(world.domain.constants, key=lambda name: (-activity(name), name))

@@ -1,0 +1,179 @@
+"""The lab's commands: ``l3mp sim generate | show`` (simulator episodes), ``l3mp demo`` and ``l3mp daemon``
+(the robot runtime on a simulated home, see :mod:`sim.daemon`). The product's CLI names them and
+imports this module only when one of them runs.
+
+    l3mp sim generate --seed 0 --out episode.jsonl
+    l3mp daemon --memory home --steps 40 --report .l3mp/daemon-report.json
+    l3mp demo      # the same on a fresh paper-scale home in .l3mp/demo.db, report in .l3mp/demo-report.json
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from l3mp.cli import CliState
+from l3mp.cli._base import pass_state
+from retrieval.retrievers import RETRIEVERS
+
+DEMO_REPORT = Path(".l3mp/demo-report.json")
+DEMO_DB = Path(".l3mp/demo.db")
+
+
+@click.group()
+def sim() -> None:
+    """The text household simulator."""
+
+
+@sim.command()
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--steps", type=int, default=100, show_default=True, help="steps in all; every --task-every-th is a task")
+@click.option("--task-every", type=int, default=5, show_default=True)
+@click.option("--rooms", type=int, help="default: paper scale (35)")
+@click.option("--items", type=int, help="default: paper scale (150)")
+@click.option("--people", type=int, help="default: paper scale (25)")
+@click.option("--undescriptive", is_flag=True, help="name entities object_17 etc., keep labels")
+@click.option("--out", type=click.Path(path_type=Path), required=True)
+@pass_state
+def generate(state: CliState, **options: Any) -> int:
+    """Generate an episode (events and tasks with reference plans) as JSONL."""
+    _generate(options, state.console)
+    return 0
+
+
+@sim.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@pass_state
+def show(state: CliState, file: Path) -> int:
+    """Summarize an episode file."""
+    _show(file, state.console)
+    return 0
+
+
+@click.command()
+@pass_state
+def demo(state: CliState) -> int:
+    """The robot runtime on a fresh paper-scale simulated home (under 5 minutes)."""
+    from sim.daemon import DaemonConfig
+
+    return _run_daemon(state, DaemonConfig(memory="demo_home"), DEMO_REPORT, real_model=False, sqlite_path=DEMO_DB)
+
+
+@click.command()
+@click.option("--memory", default="home", show_default=True)
+@click.option("--steps", type=int, default=40, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--task-every", type=int, default=5, show_default=True, help="a simulator task every n steps (0: none)")
+@click.option("--event-rate", type=float, default=0.3, show_default=True)
+@click.option("--error-rate", type=float, default=0.2, show_default=True, help="the simulated model's injected errors")
+@click.option("--retriever", type=click.Choice(RETRIEVERS), help="default: L3MP_RETRIEVER or search")
+@click.option("--real-model", is_flag=True, help="use the configured model (L3MP_LLM_*)")
+@click.option("--report", type=click.Path(path_type=Path), default=Path(".l3mp/daemon-report.json"), show_default=True)
+@click.option(
+    "--inbox",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help='JSON lines queued at the start: {"task": ..., "goal"?: ...} or {"report": ...}',
+)
+@pass_state
+def daemon(
+    state: CliState,
+    memory: str,
+    steps: int,
+    seed: int,
+    task_every: int,
+    event_rate: float,
+    error_rate: float,
+    retriever: str | None,
+    real_model: bool,
+    report: Path,
+    inbox: Path | None,
+) -> int:
+    """Run the robot runtime against the text household simulator."""
+    from l3mp.runtime import read_inbox
+    from sim.daemon import DaemonConfig
+
+    config = DaemonConfig(
+        memory=memory,
+        steps=steps,
+        seed=seed,
+        task_every=task_every,
+        event_rate=event_rate,
+        error_rate=error_rate,
+        retriever=retriever or state.settings().retriever,
+        inbox=read_inbox(inbox.read_text(encoding="utf-8")) if inbox else (),
+    )
+    return _run_daemon(state, config, report, real_model=real_model)
+
+
+def _run_daemon(state: CliState, config: Any, report_path: Path, *, real_model: bool, **defaults: Any) -> int:
+    from l3mp.wiring import configured_model
+    from sim.daemon import run_daemon, write_report
+
+    settings = state.settings(**defaults)
+    if settings.store == "sqlite":
+        settings.sqlite_path.parent.mkdir(parents=True, exist_ok=True)
+    model = configured_model(settings) if real_model else None
+    with state.opened_store(settings) as store:
+        run = run_daemon(store, config, state.console, model)
+    record = write_report(report_path, run)
+    summary = record["summary"]
+    state.console.print(
+        f"tasks {summary['tasks']}, replans {summary['replans']}, final accuracy "
+        f"{summary['final_accuracy']}, {run.seconds:.0f} s; report written to {report_path}"
+    )
+    return 0
+
+
+def _generate(args: dict[str, Any], console: Console) -> None:
+    from sim.episode import EpisodeConfig, generate_episode, write_episode
+    from sim.household import HomeSpec
+
+    sizes = {k: args[k] for k in ("rooms", "items", "people") if args[k] is not None}
+    spec = HomeSpec(seed=args["seed"], undescriptive_names=args["undescriptive"], **sizes)
+    config = EpisodeConfig(seed=args["seed"], steps=args["steps"], task_every=args["task_every"], spec=spec)
+    started = time.perf_counter()
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        bar = progress.add_task("generating", total=args["steps"])
+
+        def on_step(record: dict[str, Any]) -> None:
+            progress.update(bar, advance=1, description=f"step {record['step']}: {record['type']} {record['kind']}")
+
+        steps = write_episode(args["out"], generate_episode(config, on_step))
+    out = args["out"]
+    console.print(f"wrote {steps} steps to {out} in {time.perf_counter() - started:.1f} s")
+
+
+def _show(path: Path, console: Console) -> None:
+    from sim.episode import read_episode, summarize
+
+    summary = summarize(read_episode(path))
+    console.print(
+        f"[bold]{path}[/]: seed {summary['seed']}, {summary['entities']} entities, {summary['facts']} facts, "
+        f"{summary['events']} events, {summary['tasks']} tasks "
+        f"(mean reference plan {summary['mean_plan_length']:.1f} steps)"
+    )
+    _counts(console, "entities by type", summary["entity_types"])
+    _counts(console, "events by category", summary["events_by_category"])
+    _counts(console, "events by kind", summary["events_by_kind"])
+    _counts(console, "events by wording", summary["events_by_vagueness"])
+    _counts(console, "tasks by kind", summary["tasks_by_kind"])
+    console.print("[bold]sample events[/]")
+    for text in summary["event_samples"]:
+        console.print(f"  • {text}")
+    console.print("[bold]sample tasks[/]")
+    for text, goal, length in summary["task_samples"]:
+        console.print(f"  • {text}\n    goal {goal}, reference plan of {length} steps")
+
+
+def _counts(console: Console, title: str, counts: dict[str, int]) -> None:
+    table = Table(title=title, show_header=False)
+    for key, value in counts.items():
+        table.add_row(key, str(value))
+    console.print(table)

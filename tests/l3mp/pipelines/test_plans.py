@@ -1,0 +1,93 @@
+"""Planning from memory (Alg. 4) with the scripted double: goal, check, re-prompt, tiers, explanation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kg_memory import DomainRegistry, InvalidValue, WorldMemory
+from kg_memory.stores import SQLiteStore
+from l3mp.llm import ScriptedModel
+from l3mp.pipelines.plans import INVALID_GOAL, INVALID_REQUEST, PlanConfig, TaskPlanner
+from l3mp.prompts import ISSUES_HEADER
+from planning import ActionEvaluator, World
+from planning.goal import parse_goal
+from sim import HomeSpec, generate_home
+from sim.household import Home
+
+
+@pytest.fixture(scope="module")
+def home() -> Home:
+    return generate_home(HomeSpec(seed=4, rooms=6, items=24, people=3))
+
+
+@pytest.fixture
+def memory(tmp_path: Path, home: Home) -> WorldMemory:
+    store = SQLiteStore(tmp_path / "plans.db", DomainRegistry())
+    memory = WorldMemory.create(store, "home", "household")
+    memory.add_entities(home.entities, facts=home.facts, input="survey")
+    return memory
+
+
+def _item(home: Home) -> str:
+    return next(e.name for e in home.entities if e.type in ("book", "pen", "remote"))
+
+
+def _valid(memory: WorldMemory, home: Home, plan: tuple[object, ...], goal: str) -> bool:
+    world = World(memory.domain, home.entities, home.facts)
+    outcome = ActionEvaluator(memory.domain).validate(plan, world, parse_goal(goal))  # type: ignore[arg-type]
+    return outcome.executable and bool(outcome.goal_reached)
+
+
+def test_a_pddl_goal_is_planned_validated_and_explained(memory: WorldMemory, home: Home) -> None:
+    goal = f"(held {_item(home)} robot_1)"
+    report = TaskPlanner(memory).plan(goal=goal)
+    assert report.status == "solved" and report.tier in ("retrieved", "widened")
+    assert _valid(memory, home, report.plan, goal)
+    assert len(report.explanation) == len(report.plan) and all(report.explanation)
+    record = report.to_json()
+    assert record["attempts"][-1]["valid"] is True and "(:goal" in record["attempts"][-1]["problem"]
+    assert record["timings"]["total"] >= record["timings"]["planning"] > 0
+    assert record["version"] == memory.version
+
+
+def test_an_english_request_goes_through_the_goal_prompt(memory: WorldMemory, home: Home) -> None:
+    item = _item(home)
+    model = ScriptedModel([{"goal": f"(held {item} robot_1)"}])
+    report = TaskPlanner(memory, model, PlanConfig(retriever="full")).plan(f"Bring me the {item}.")
+    assert report.status == "solved" and model.calls[0].name == "goal"
+    assert report.usage.prompt_tokens > 0 and report.goal == f"(held {item} robot_1)"
+
+
+def test_goal_issues_are_fed_back_and_the_fixed_goal_planned(memory: WorldMemory, home: Home) -> None:
+    item = _item(home)
+    model = ScriptedModel([{"goal": f"(holding robot_1 {item})"}, {"goal": f"(held {item} robot_1)"}])
+    report = TaskPlanner(memory, model, PlanConfig(retriever="full")).plan(f"Pick up the {item}.")
+    assert report.status == "solved"
+    feedback = model.calls[1].messages[-1].content
+    assert feedback.startswith(ISSUES_HEADER) and "holding" in feedback
+
+
+def test_a_goal_that_never_passes_the_check_is_reported_without_planning(memory: WorldMemory) -> None:
+    model = ScriptedModel([{"goal": "(on cup_99 table_99)"}] * 2 + ["not json"])
+    report = TaskPlanner(memory, model, PlanConfig(retriever="full", retries=2)).plan("Put the cup on the table.")
+    assert report.status == INVALID_GOAL and report.tiers is None and len(model.calls) == 3
+    assert report.issues and not report.plan
+
+
+def test_an_unreachable_goal_is_unsolvable(memory: WorldMemory, home: Home) -> None:
+    cup = next(e.name for e in home.entities if e.type == "cup")
+    report = TaskPlanner(memory, config=PlanConfig(full_state=False)).plan(goal=f"(filled {cup} milk)")
+    assert report.status == "unsolvable" and report.tier is None and not report.explanation
+    assert report.issues  # why each tier failed
+
+
+def test_bad_requests(memory: WorldMemory) -> None:
+    model = ScriptedModel([])
+    report = TaskPlanner(memory, model).plan("   ")
+    assert report.status == INVALID_REQUEST and not model.calls
+    with pytest.raises(InvalidValue):
+        TaskPlanner(memory).plan("Bring me a book.")
+    report = TaskPlanner(memory).plan(goal="(held nothing_1 robot_1")
+    assert report.status == INVALID_GOAL and report.issues
