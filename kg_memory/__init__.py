@@ -19,7 +19,7 @@ from kg_memory.errors import (
 )
 from kg_memory.formula import ActionSchema, And, Atom, Effect, Equals, Formula, Not, Or, Parameter, Quantified, Truth
 from kg_memory.language import Language
-from kg_memory.memory import WorldMemory
+from kg_memory.memory import DEFAULT_COMMIT_ATTEMPTS, Refused, WorldMemory
 from kg_memory.model import (
     Delta,
     Entity,
@@ -39,6 +39,7 @@ from kg_memory.store import GraphStore
 from kg_memory.verifier import StateView, Verifier
 
 __all__ = [
+    "DEFAULT_COMMIT_ATTEMPTS",
     "UP_LOCK",
     "And",
     "Atom",
@@ -48,6 +49,7 @@ __all__ = [
     "Not",
     "Or",
     "Quantified",
+    "Refused",
     "Truth",
     "ActionSchema",
     "Delta",

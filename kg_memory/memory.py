@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kg_memory import operations
@@ -58,6 +59,14 @@ def _storable(delta: Delta, issues: tuple[Issue, ...], meta: Mapping[str, Any] |
     dropped = sorted(str(f) for f in (delta.remove | delta.add) & bad)
     recorded = {**(meta or {}), "verified": False, "issues": [i.to_json() for i in issues], "dropped": dropped}
     return kept, recorded
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A delta that verification refused: its issues, found against the state at ``version``."""
+
+    issues: tuple[Issue, ...]
+    version: int
 
 
 class _View:
@@ -155,6 +164,44 @@ class WorldMemory:
         of facts that hold, additions of facts that do not) is committed, rule violations
         included, and the issues found and the facts dropped are kept in the update's meta.
         """
+        outcome = self.try_apply(
+            delta,
+            source=source,
+            input=input,
+            expected_version=expected_version,
+            meta=meta,
+            attempts=attempts,
+            verify=verify,
+        )
+        if isinstance(outcome, Update):
+            return outcome
+        rejected = Update(
+            self.name,
+            _source(source),
+            delta,
+            UpdateStatus.REJECTED,
+            input,
+            outcome.issues,
+            outcome.version,
+            meta=meta or {},
+        )
+        return self.store.record(rejected)
+
+    def try_apply(
+        self,
+        delta: Delta,
+        *,
+        source: UpdateSource,
+        input: str = "",
+        expected_version: int | None = None,
+        meta: Mapping[str, Any] | None = None,
+        attempts: int = DEFAULT_COMMIT_ATTEMPTS,
+        verify: bool = True,
+    ) -> Update | Refused:
+        """As :meth:`apply`, but a delta that fails verification is returned as :class:`Refused`
+        (its issues, and the version they hold at) and nothing is recorded: for callers that
+        may still fix the delta, such as a pipeline that re-prompts a model with the issues.
+        Each attempt verifies once."""
         source = _source(source)
         if not verify and delta.new_entities:
             raise InvalidValue("unverified delta", delta.to_json(), "only verified updates may create entities")
@@ -165,25 +212,15 @@ class WorldMemory:
             issues = self.verify(delta, source)
             if issues and self.version != version:
                 continue  # verified against a state that moved on meanwhile: the issues may not hold
+            if issues and verify:
+                return Refused(issues, version)
             written, recorded = (delta, dict(meta or {})) if verify else _storable(delta, issues, meta)
-            if not verify:
-                issues = ()
-
-            def update(
-                status: UpdateStatus,
-                version: int = version,
-                issues: tuple[Issue, ...] = issues,
-                written: Delta = written,
-                recorded: dict[str, Any] = recorded,
-            ) -> Update:
-                return Update(self.name, source, written, status, input, issues, version, meta=recorded)
-
-            if issues:
-                return self.store.record(update(UpdateStatus.REJECTED))
-            if written.is_empty:
-                return self.store.record(update(UpdateStatus.NOOP))
+            status = UpdateStatus.NOOP if written.is_empty else UpdateStatus.APPLIED
+            update = Update(self.name, source, written, status, input, (), version, meta=recorded)
+            if status is UpdateStatus.NOOP:
+                return self.store.record(update)
             try:
-                return self.store.commit(update(UpdateStatus.APPLIED), expected_version=version)
+                return self.store.commit(update, expected_version=version)
             except VersionConflict:
                 if expected_version is not None:
                     raise

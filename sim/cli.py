@@ -41,7 +41,7 @@ def sim() -> None:
 @click.option("--undescriptive", is_flag=True, help="name entities object_17 etc., keep labels")
 @click.option("--out", type=click.Path(path_type=Path), required=True)
 @pass_state
-def generate(state: CliState, **options: Any) -> int:
+def generate(state: CliState, /, **options: Any) -> int:
     """Generate an episode (events and tasks with reference plans) as JSONL."""
     _generate(options, state.console)
     return 0

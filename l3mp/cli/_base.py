@@ -75,7 +75,7 @@ class CliState:
         """Settings from the flags given, then ``L3MP_*``, then ``defaults``, then the built-in defaults."""
         from l3mp.settings import Settings
 
-        flags = {k: v for k, v in (("store", self.store), ("sqlite_path", self.db)) if v is not None}
+        flags: dict[str, Any] = {k: v for k, v in (("store", self.store), ("sqlite_path", self.db)) if v is not None}
         settings = Settings(**flags)
         unset = {k: v for k, v in defaults.items() if k not in settings.model_fields_set}
         return settings.model_copy(update=unset) if unset else settings

@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kg_memory.errors import InvalidValue, VersionConflict
-from kg_memory.memory import WorldMemory
+from kg_memory.errors import InvalidValue
+from kg_memory.memory import DEFAULT_COMMIT_ATTEMPTS, WorldMemory
 from kg_memory.model import Delta, Issue, IssueCode, Update, UpdateSource, UpdateStatus
 from l3mp.llm.base import LanguageModel, Usage
 from l3mp.pipelines.context import ModelRetrieval, Retrieved
@@ -34,7 +34,7 @@ class NLUpdateConfig:
     retries: int = 3  # re-prompts after the first state-change answer
     retrieval_retries: int = 2  # re-prompts for an unusable entity selection or query graph
     max_chars: int = 2_000  # a longer "utterance" is rejected unread
-    conflict_attempts: int = 5  # re-verifications when other writers move the memory on
+    conflict_attempts: int = DEFAULT_COMMIT_ATTEMPTS  # re-verifications when other writers move the memory on
 
     def __post_init__(self) -> None:
         if self.retriever not in RETRIEVERS:
@@ -134,31 +134,17 @@ class NLUpdater:
         return self.memory.reject(source=UpdateSource.NL, input=text, issues=issues, delta=delta, meta=meta)
 
     def _commit(self, delta: Delta, text: str, meta: Callable[[], dict[str, Any]]) -> Update | tuple[Issue, ...]:
-        """Apply at the version the delta was checked against; re-check if another writer came first.
-
-        The model is asked again only when the delta no longer applies (the issues are returned).
-        """
-        memory = self.memory
-        for _ in range(self.config.conflict_attempts):
-            version = memory.version
-            if self.config.verify:
-                issues = memory.verify(delta, UpdateSource.NL)
-                if issues and memory.version == version:
-                    return issues
-                if issues:
-                    continue  # checked against a state that moved on meanwhile
-            try:
-                return memory.apply(
-                    delta,
-                    source=UpdateSource.NL,
-                    input=text,
-                    expected_version=version,
-                    meta=meta(),
-                    verify=self.config.verify,
-                )
-            except VersionConflict:
-                continue
-        raise VersionConflict(memory.name, version, memory.version)
+        """Verify and apply once (the memory re-verifies if another writer came first); the issues if
+        the delta does not apply, so the model can be asked again."""
+        outcome = self.memory.try_apply(
+            delta,
+            source=UpdateSource.NL,
+            input=text,
+            meta=meta(),
+            attempts=self.config.conflict_attempts,
+            verify=self.config.verify,
+        )
+        return outcome if isinstance(outcome, Update) else outcome.issues
 
     # -- provenance --------------------------------------------------------------------------
 
