@@ -10,10 +10,11 @@ Every subprocess engine here also reaps its process on a timeout (see ``ReapedPr
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from up_fast_downward.fast_downward import FastDownwardOptimalPDDLPlanner, FastDownwardPDDLPlanner
+
+from planning._reaped import ReapedProcess
 
 # our planner name -> (its unified-planning engine name, module, class), registered on first use
 ENGINES = {
@@ -21,36 +22,6 @@ ENGINES = {
     "fast-downward-opt": ("l3mp-fast-downward-opt", __name__, "IsolatedFastDownwardOptimal"),  # A* LM-cut
     "lapkt": ("l3mp-lapkt", "planning._lapkt", "LapktPlanner"),  # SIW+ then BFS(f)
 }
-
-
-class ReapedProcess:
-    """Reaps the planner's process when unified-planning lets go of it.
-
-    On a timeout, unified-planning's ``run_command`` kills the process group and drops the
-    ``Popen`` without waiting for it or closing its pipes: the zombie and two open files
-    surface later as ``ResourceWarning`` s. It stores the ``Popen`` in ``engine._process``
-    and resets that to ``None`` when done, which is the hook used here.
-    """
-
-    _l3mp_process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def _process(self) -> subprocess.Popen[bytes] | None:
-        return self._l3mp_process
-
-    @_process.setter
-    def _process(self, process: subprocess.Popen[bytes] | None) -> None:
-        previous, self._l3mp_process = self._l3mp_process, process
-        if previous is None or process is not None:
-            return
-        try:
-            previous.wait(timeout=10)  # already sent SIGTERM; this only collects it
-        except subprocess.TimeoutExpired:
-            previous.kill()
-            previous.wait()
-        for stream in (previous.stdout, previous.stderr):
-            if stream is not None:
-                stream.close()
 
 
 def _private_sas(command: list[str], plan_filename: str) -> list[str]:

@@ -2,6 +2,7 @@
 search-based matching (RS, L3M+P Alg. 1-2), with entity embeddings computed once."""
 
 from retrieval._graph import Connectivity, FactsConnectivity
+from retrieval._search import MatchParams
 from retrieval.context import Context, Found, Provenance, count_tokens
 from retrieval.embedding import (
     Embedder,
@@ -12,7 +13,7 @@ from retrieval.embedding import (
     entity_text,
 )
 from retrieval.errors import EmbeddingError, InvalidParameters, InvalidQuery, RetrievalError, UnknownRetriever
-from retrieval.matcher import Alternative, Candidates, Matcher, MatchParams, MatchResult, relation_phrase
+from retrieval.matcher import Alternative, Candidates, Matcher, MatchResult, relation_phrase
 from retrieval.query import QueryEdge, QueryGraph, QueryNode
 from retrieval.retrievers import (
     DEFAULT_RETRIEVER,

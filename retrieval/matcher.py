@@ -13,54 +13,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from retrieval._graph import Adjacency, Connectivity
-from retrieval._search import UNMAPPED, Assignment, Search, SearchInput, SearchOutcome
+from retrieval._search import UNMAPPED, Assignment, MatchParams, Search, SearchInput, SearchOutcome
 from retrieval.embedding import Embedder, EntityEmbeddings, Vectors, normalize
 from retrieval.errors import InvalidParameters
 from retrieval.query import QueryGraph
 
 _PLACEHOLDER = re.compile(r"\{\d+\}")
 TEXT_CACHE_SIZE = 4096  # query texts (mentions, relation phrases) kept per matcher
-
-
-@dataclass(frozen=True, slots=True)
-class MatchParams:
-    """Knobs of the search; the defaults suit all-MiniLM-L6-v2 cosine similarities.
-
-    ``margin``: keep a node's candidates scoring at least its best score minus this.
-    ``top_k``: at most this many candidates per node. ``min_similarity``: below this a node
-    has no candidate and stays unmatched. ``path_hops``/``path_bonus``: a query edge whose
-    entities are joined by a path this short (but no fact) earns the bonus;
-    ``disconnect_penalty`` is subtracted when they are not. ``budget``: DFS nodes to visit
-    at most. ``alternatives``: runner-up mappings to report.
-    """
-
-    margin: float = 0.15
-    top_k: int = 8
-    min_similarity: float = 0.3
-    path_hops: int = 2
-    path_bonus: float = 0.25
-    disconnect_penalty: float = 0.1
-    budget: int = 10_000
-    alternatives: int = 3
-
-    def __post_init__(self) -> None:
-        problems = [
-            f"{name} must be at least {low}"
-            for name, low in (("margin", 0), ("top_k", 1), ("path_hops", 1), ("budget", 1), ("alternatives", 0))
-            if getattr(self, name) < low
-        ]
-        if not -1.0 <= self.min_similarity <= 1.0:
-            problems.append("min_similarity must lie in [-1, 1]")
-        if self.path_bonus < 0 or self.disconnect_penalty < 0:
-            problems.append("path_bonus and disconnect_penalty must not be negative")
-        if problems:
-            raise InvalidParameters("search", asdict(self), "; ".join(problems))
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,10 +12,11 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from kg_memory.memory import WorldMemory
 from kg_memory.model import Fact, Neighbourhood, UpdateStatus
+from retrieval._search import MatchParams
 from retrieval.context import Context, Found, Provenance
 from retrieval.embedding import Embedder, EmbeddingBackend, EntityEmbeddings, SentenceTransformerEmbedder, StoreBackend
 from retrieval.errors import InvalidParameters, InvalidQuery, UnknownRetriever
-from retrieval.matcher import Candidates, Matcher, MatchParams, MatchResult
+from retrieval.matcher import Candidates, Matcher, MatchResult
 from retrieval.query import QueryGraph
 
 

@@ -18,8 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from l3mp.cli import CliState
-from l3mp.cli._base import pass_state
+from l3mp.cli import CliState, pass_state
 from retrieval.retrievers import RETRIEVERS
 
 DEMO_REPORT = Path(".l3mp/demo-report.json")

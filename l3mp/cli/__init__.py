@@ -4,7 +4,7 @@ Exit codes: 0 done (applied, solved), 2 refused (a rejected update, an unsolved 
 1 errors (the message says what was wrong, never a traceback).
 """
 
-from l3mp.cli._base import CliState, Lazy, LazyGroup
+from l3mp.cli._base import CliState, Lazy, LazyGroup, json_option, pass_state
 from l3mp.cli._main import COMMANDS, main, root
 
-__all__ = ["COMMANDS", "CliState", "Lazy", "LazyGroup", "main", "root"]
+__all__ = ["COMMANDS", "CliState", "Lazy", "LazyGroup", "json_option", "main", "pass_state", "root"]
