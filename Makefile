@@ -24,18 +24,20 @@ $(VENV)/.installed: pyproject.toml
 demo: install
 	$(VENV)/bin/l3mp demo
 
-## all tests, with a real Neo4j (started from Maven Central's jars unless L3MP_NEO4J_URI answers)
-test: install
+## the checks (ruff, mypy strict, import contracts), then all tests with a real Neo4j (started from
+## Maven Central's jars unless L3MP_NEO4J_URI answers); the README's Python blocks are tests too
+test: install lint
 	$(PY) scripts/neo4j_server.py run -- $(PY) -m pytest
 
 ## all benchmarks (stores on SQLite and Neo4j, evaluator, simulator, retrieval, updates): tables, JSON in experiments/results/
 bench: install
-	$(PY) scripts/neo4j_server.py run -- $(PY) -m benchmarks
+	$(PY) scripts/neo4j_server.py run -- $(PY) -m experiments
 
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy kg_memory retrieval planning perception sim l3mp
+	$(VENV)/bin/mypy kg_memory retrieval planning perception sim l3mp experiments
+	$(VENV)/bin/lint-imports --no-cache
 
 neo4j-start:
 	$(PYTHON) scripts/neo4j_server.py start

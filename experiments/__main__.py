@@ -23,7 +23,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from experiments import evaluator, planning, retrieval, service, sim, stores, updates
+from experiments import cli, evaluator, planning, retrieval, service, sim, stores, updates
 from experiments._common import description, verdict
 
 BENCHMARKS: dict[str, tuple[Callable[[Sequence[str] | None], int], Path]] = {
@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, tuple[Callable[[Sequence[str] | None], int], Path]] = {
     "updates": (updates.main, Path("experiments/results/updates.json")),
     "planning": (planning.main, Path("experiments/results/planning.json")),
     "service": (service.main, Path("experiments/results/service.json")),
+    "cli": (cli.main, Path("experiments/results/cli.json")),
 }
 
 
@@ -50,7 +51,7 @@ def targets(name: str, results: dict[str, Any]) -> list[tuple[str, dict[str, Any
     if name == "stores":
         found = results["stores"].items()
         return [(f"{kind} {LABELS.get(key, key)}", t) for kind, r in found for key, t in r["targets"].items()]
-    if name in ("retrieval", "updates", "planning", "service"):
+    if "targets" in results:
         return [(key, t) for key, t in results["targets"].items()]
     return [(LABELS.get(name, name), results["target"])]
 
