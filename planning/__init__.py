@@ -2,10 +2,11 @@
 through unified-planning, and our fast action evaluator (the ground truth of what a plan
 does), goal checking, tiered planning validated against the full state, and explanations."""
 
+from planning.errors import PlanningError
 from planning.evaluator import ActionEvaluator, GroundAction, PlanOutcome, StepOutcome
 from planning.explain import ExplainError, explain, numbered
 from planning.goal import GoalCheck, GoalSyntaxError, check_goal, parse_goal
-from planning.planner import DEFAULT_PLANNER, PlanningError, PlanResult, PlanStatus, available_planners, solve
+from planning.planner import DEFAULT_PLANNER, PlanResult, PlanStatus, available_planners, solve
 from planning.problem import Context, full_context, goal_objects, goal_types, problem_pddl, pruned_context
 from planning.tiers import TIERS, TierAttempt, TieredPlan, TieredPlanner
 from planning.world import World, WorldError

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from kg_memory.domain import Domain
+from planning.errors import PlanningError
 from planning.evaluator import GroundAction
-from planning.planner import PlanningError
 
 
 class ExplainError(PlanningError):

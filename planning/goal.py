@@ -17,7 +17,7 @@ from typing import TypeAlias
 from kg_memory.domain import ROOT_TYPE, Domain, PredicateSchema
 from kg_memory.formula import And, Atom, Equals, Formula, Not, Or, Parameter, Quantified, Truth
 from kg_memory.model import Entity
-from planning.planner import PlanningError
+from planning.errors import PlanningError
 
 SExpr: TypeAlias = "str | list[SExpr]"
 Scope: TypeAlias = Mapping[str, str | None]  # "?x" -> its type (None: an unknown type, not checked further)

@@ -19,8 +19,8 @@ from typing import Any, TypeAlias
 from kg_memory import UP_LOCK, Domain, Entity, Fact, InvalidName, InvalidValue
 from kg_memory.domain import ROOT_TYPE, domain_from_pddl
 from kg_memory.formula import Formula
+from planning.errors import PlanningError
 from planning.goal import GoalSyntaxError, parse_goal
-from planning.planner import PlanningError
 
 SExpr: TypeAlias = "str | list[SExpr]"
 

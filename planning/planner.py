@@ -19,16 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from kg_memory import UP_LOCK, Domain
-from kg_memory.errors import L3mpError
 from planning import _fd_text
 from planning._engines import engine_name, planner_names, unavailable
+from planning.errors import PlanningError
 from planning.evaluator import GroundAction
 
 DEFAULT_PLANNER = "fast-downward"
-
-
-class PlanningError(L3mpError):
-    """Misuse of the planning package (an unknown planner, a problem that does not parse)."""
 
 
 class PlanStatus(enum.StrEnum):

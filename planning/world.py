@@ -12,14 +12,14 @@ from collections.abc import Iterable
 from types import MappingProxyType
 
 from kg_memory.domain import Domain
-from kg_memory.errors import L3mpError
 from kg_memory.model import Delta, Entity, Fact
+from planning.errors import PlanningError
 
 
-class WorldError(L3mpError, ValueError):
+class WorldError(PlanningError, ValueError):
     """A change the world cannot take: it names the fact or entity at fault.
 
-    A ``ValueError`` for callers that treat it as bad input, an ``L3mpError`` like
+    A ``ValueError`` for callers that treat it as bad input, a ``PlanningError`` like
     everything else the project raises on purpose.
     """
 
