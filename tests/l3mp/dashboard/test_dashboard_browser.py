@@ -56,7 +56,7 @@ def post_delta(service: LiveService, memory: str, body: dict[str, Any], key: str
 
 
 def parent_in_graph(page: Any, name: str) -> str:
-    result: str = page.evaluate("(n) => window.l3mpDashboard.cy.getElementById(n).parent().id()", name)
+    result: str = page.evaluate("(n) => window.l3mpDashboard.cy.getElementById(n).data('container')", name)
     return result
 
 
@@ -112,7 +112,7 @@ def test_an_update_posted_through_rest_appears_in_the_timeline_within_2_s(page: 
     assert "(on mug_1 shelf_1)" in card.text_content()
     assert "Alex moved the blue mug" in card.locator(".input").text_content()
     page.wait_for_function(
-        "() => window.l3mpDashboard.cy.getElementById('mug_1').parent().id() === 'shelf_1'", timeout=2_000
+        "() => window.l3mpDashboard.cy.getElementById('mug_1').data('container') === 'shelf_1'", timeout=2_000
     )
     assert page.evaluate("window.__sameDocument") is True
 

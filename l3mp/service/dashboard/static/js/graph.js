@@ -2,7 +2,7 @@
 // they are (room > furniture > item), a selected entity's other relations as labelled edges, filters
 // by room, type and text, and the entities that changed since a past version marked in red.
 
-import { UNPLACED, buildModel, layout } from "./layout.js";
+import { UNPLACED, buildModel, containers, layout, subtree } from "./layout.js";
 
 const COLOURS = {
   room: "#f6f1e7",
@@ -32,26 +32,29 @@ const STYLE = [
       width: "data(w)",
       height: "data(h)",
       "min-zoomed-font-size": 7,
+      "z-index-compare": "manual",
+      "z-index": "data(z)",
     },
   },
   {
-    selector: ":parent",
+    selector: "node.container",
     style: {
+      "z-index": "data(z)",
       "text-valign": "top",
-      "text-margin-y": -2,
       "font-weight": "bold",
       "font-size": 12,
       "text-max-width": "600px",
       padding: "10px",
       "background-opacity": 0.9,
+      "text-margin-y": -2,
       "border-color": "#b6ab93",
     },
   },
   {
-    selector: "node[kind = 'room']:parent",
+    selector: "node.container[kind = 'room']",
     style: { "font-size": 26, "text-margin-y": -4, "text-max-width": "2000px", "min-zoomed-font-size": 5, "border-width": 2, "background-color": COLOURS.room },
   },
-  { selector: "node[kind != 'room']:parent", style: { "background-color": "#e8eef6", "border-color": "#9fb3cc" } },
+  { selector: "node.container[kind != 'room']", style: { "background-color": "#e8eef6", "border-color": "#9fb3cc" } },
   { selector: `node[id = '${UNPLACED}']`, style: { "background-color": "#f3f3f3", "border-style": "dashed" } },
   { selector: "node[type = 'robot']", style: { "background-color": "#b58ad0", "border-width": 2, "border-color": "#5b2d7a" } },
   { selector: "node[?flagged]", style: { "border-width": 2, "border-color": "#c98a00" } },
@@ -91,27 +94,38 @@ export class Graph {
     const aspect = Math.max(1, this.container.clientWidth / Math.max(1, this.container.clientHeight));
     const positions = layout(model, aspect);
     const elements = [];
-    const groupNode = (id, label, kind, w) => ({ group: "nodes", data: { id, text: label, kind, w, tw: w, h: 30, colour: "#f3f3f3" } });
-    if (model.children.has(UNPLACED)) elements.push(groupNode(UNPLACED, "not in a room", "other", 120));
-    for (const entity of model.entities.values()) {
-      const text = entity.flags.length ? `${entity.label}\n${entity.flags.join(" · ")}` : entity.label;
-      const position = positions.get(entity.name);
+    const box = (name) => positions.get(name) || { x: 0, y: 0, depth: 0, w: null, h: null };
+    if (model.children.has(UNPLACED)) {
+      const b = box(UNPLACED);
       elements.push({
         group: "nodes",
-        classes: "entity",
+        classes: "container",
+        data: { id: UNPLACED, text: "not in a room", kind: "other", colour: "#f3f3f3", w: b.w, h: b.h, tw: b.w, z: 0 },
+        position: { x: b.x, y: b.y },
+      });
+    }
+    for (const entity of model.entities.values()) {
+      const b = box(entity.name);
+      const container = b.w !== null;
+      const width = Math.min(180, Math.max(72, 6.4 * entity.label.length + 20)) - 8;
+      const text = entity.flags.length ? `${entity.label}\n${entity.flags.join(" · ")}` : entity.label;
+      elements.push({
+        group: "nodes",
+        classes: container ? "entity container" : "entity",
         data: {
           id: entity.name,
-          parent: entity.parent || undefined,
-          text,
+          container: entity.parent || null,
+          text: container && entity.flags.length ? `${entity.label} · ${entity.flags.join(" · ")}` : text,
           type: entity.type,
           kind: entity.kind,
           flagged: entity.flags.length > 0,
           colour: COLOURS[entity.kind] || "#d9d9d9",
-          w: Math.min(180, Math.max(72, 6.4 * entity.label.length + 20)) - 8,
-          tw: Math.min(180, Math.max(72, 6.4 * entity.label.length + 20)) - 16,
-          h: entity.flags.length ? 36 : 24,
+          w: container ? b.w : width,
+          h: container ? b.h : entity.flags.length ? 36 : 24,
+          tw: container ? b.w : width - 8,
+          z: container ? b.depth : 100,
         },
-        position: position ? { ...position } : undefined,
+        position: { x: b.x, y: b.y },
       });
     }
     this.model = model;
@@ -177,8 +191,8 @@ export class Graph {
     cy.batch(() => {
       cy.nodes(".hidden, .faded, .match").removeClass("hidden faded match");
       if (room) {
-        const keep = cy.getElementById(room).union(cy.getElementById(room).descendants());
-        cy.nodes().difference(keep).addClass("hidden");
+        const keep = subtree(this.model, room);
+        cy.nodes().filter((n) => !keep.has(n.id())).addClass("hidden");
       }
     });
     const needle = text.trim().toLowerCase();
@@ -190,9 +204,10 @@ export class Graph {
         const textOk = !needle || entity.name.toLowerCase().includes(needle) || entity.label.toLowerCase().includes(needle);
         return typeOk && textOk && !node.hasClass("hidden");
       });
-      const keep = matches.union(matches.ancestors());
+      const keep = new Set(matches.map((n) => n.id()));
+      matches.forEach((n) => containers(this.model, n.id()).forEach((c) => keep.add(c)));
       cy.batch(() => {
-        cy.nodes().difference(keep).addClass("faded");
+        cy.nodes().filter((n) => !keep.has(n.id())).addClass("faded");
         if (needle) matches.addClass("match");
       });
       if (fit && matches.nonempty() && needle) {
