@@ -9,7 +9,7 @@ export L3MP_NEO4J_URI
 # the multi-GB CUDA build. On a normal machine torch installs the usual way.
 TORCH_WHEEL := $(firstword $(wildcard ../shared/wheels/torch-*-cp311-*.whl))
 
-.PHONY: install demo test bench lint neo4j-start neo4j-stop clean
+.PHONY: install demo test browser bench lint neo4j-start neo4j-stop clean
 
 install: $(VENV)/.installed
 
@@ -26,8 +26,16 @@ demo: install
 
 ## the checks (ruff, mypy strict, import contracts), then all tests with a real Neo4j (started from
 ## Maven Central's jars unless L3MP_NEO4J_URI answers); the README's Python blocks are tests too
-test: install lint
+test: install lint browser
 	$(PY) scripts/neo4j_server.py run -- $(PY) -m pytest
+
+## Debian's Chromium for the dashboard's browser tests (Playwright drives the system browser), where it
+## is missing and apt-get is there; elsewhere the tests say what is missing (and fail in CI).
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+browser:
+	@if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; \
+	fi
 
 ## all benchmarks (stores on SQLite and Neo4j, evaluator, simulator, retrieval, updates): tables, JSON in experiments/results/
 bench: install

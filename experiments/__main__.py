@@ -1,11 +1,11 @@
 """Run every benchmark in sequence with its defaults: stores, evaluator, sim, retrieval, updates, planning,
-service.
+service, dashboard.
 
 Each prints its own tables and writes its results file; a last table lists the targets. The exit
 code is 1 only if a benchmark crashed or reported a failure (the evaluator refusing one of its own
 applicable actions, say), never because a target was missed.
 
-    .venv/bin/python -m experiments [--only stores,evaluator,sim,retrieval,updates,planning,service]
+    .venv/bin/python -m experiments [--only stores,evaluator,sim,retrieval,updates,planning,service,dashboard]
     .venv/bin/python -m experiments NAME [its options]     # one of them, e.g. `updates --steps 20`
 
 ``l3mp bench`` is the same front door.
@@ -23,7 +23,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from experiments import cli_startup, evaluator, planning, retrieval, service, sim, stores, updates
+from experiments import cli_startup, dashboard, evaluator, planning, retrieval, service, sim, stores, updates
 from experiments._common import description, verdict
 
 BENCHMARKS: dict[str, tuple[Callable[[Sequence[str] | None], int], Path]] = {
@@ -35,6 +35,7 @@ BENCHMARKS: dict[str, tuple[Callable[[Sequence[str] | None], int], Path]] = {
     "planning": (planning.main, Path("experiments/results/planning.json")),
     "service": (service.main, Path("experiments/results/service.json")),
     "cli": (cli_startup.main, Path("experiments/results/cli.json")),
+    "dashboard": (dashboard.main, Path("experiments/results/dashboard.json")),
 }
 
 

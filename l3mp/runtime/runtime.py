@@ -183,7 +183,7 @@ class Runtime:
     def _checkpoint(self, index: int, task: TaskRecord | None, accuracy: float | None) -> None:
         meta: dict[str, Any] = {CHECKPOINT_KEY: index, "accuracy": accuracy}
         if task is not None:
-            meta["task"] = {"id": task.id, "status": task.status.value, "replans": len(task.replans)}
+            meta["task"] = _task_summary(task)
         self.memory.apply(Delta(), source=UpdateSource.API, input=f"runtime checkpoint {index}", meta=meta)
 
     # -- tasks -------------------------------------------------------------------------------------
@@ -266,6 +266,23 @@ class Runtime:
         state = self.memory.state()
         constants = self.memory.domain.constants
         return World(self.memory.domain, (e for n, e in state.entities.items() if n not in constants), state.facts)
+
+
+def _task_summary(task: TaskRecord) -> dict[str, Any]:
+    """What a checkpoint keeps of a task: enough for the dashboard to show it and why it replanned."""
+    last = task.plans[-1] if task.plans else None
+    return {
+        "id": task.id,
+        "status": task.status.value,
+        "replans": len(task.replans),
+        "request": task.request[:500],
+        "goal": task.goal,
+        "reason": task.reason[:500],
+        "causes": [r.to_json() for r in task.replans],
+        "plan": list(last.plan) if last else [],
+        "tier": last.tier if last else None,
+        "actions": sum(a.executed for a in task.actions),
+    }
 
 
 def resume_step(memory: WorldMemory) -> int:

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from l3mp.llm import LanguageModel
-from l3mp.service import errors
+from l3mp.service import dashboard, errors
 from l3mp.service.deps import Services
 from l3mp.service.limits import BodyLimit
 from l3mp.service.routes import health, memories, plans, state, updates
@@ -49,5 +49,6 @@ def create_app(settings: Settings | None = None, *, model: LanguageModel | None 
         plans.router,
     ):
         app.include_router(router, prefix=API_PREFIX)
+    dashboard.install(app)  # the page at / and its read-only data under /dashboard
     app.add_middleware(BodyLimit, limit=settings.max_request_bytes)
     return app

@@ -21,6 +21,7 @@ from l3mp.runtime import (
     TaskStatus,
     resume_step,
 )
+from l3mp.service.dashboard.views import runtime_tasks
 from planning.evaluator import GroundAction, StepOutcome
 from sim import HomeSpec, Simulator, generate_home
 from sim.environment import MoveTarget, SimEnvironment
@@ -113,6 +114,10 @@ def test_a_person_moving_the_target_during_execution_causes_a_replan(setup: Setu
     assert any(u.source == "nl" and u.status == "applied" for u in task.updates)  # the report was read
     assert task.status is TaskStatus.SUCCEEDED
     assert setup.sim.world.holds(Fact("held", (item, "robot_1")))
+    shown = runtime_tasks(setup.memory)  # what the dashboard reads back from the checkpoint
+    assert shown[0]["id"] == task.id and shown[0]["status"] == "succeeded"
+    assert [c["cause"] for c in shown[0]["causes"]] == [r.cause.value for r in task.replans]
+    assert shown[0]["plan"] == list(task.plans[-1].plan) and shown[0]["request"] == f"Pick up the {item}."
 
 
 class _Sabotaged(SimEnvironment):

@@ -1,0 +1,106 @@
+"""The dashboard's routes: the page at ``/``, its static files, and the read-only JSON it needs.
+
+Writes (revert) and plans go through the ordinary ``/v1`` routes with the key the person typed in, so
+the dashboard has exactly the REST service's access rules. The page and its static files hold no data
+and are public; every data route here needs read access like ``/v1``'s reads.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from typing import Annotated, Any
+
+from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
+
+from l3mp.service.dashboard import views
+from l3mp.service.dashboard.events import history_stream
+from l3mp.service.deps import MemoryDep, ReadAccess, ServicesDep, StoreDep
+from l3mp.service.errors import RESPONSES
+
+PREFIX = "/dashboard"
+STATIC = "l3mp.service.dashboard"
+
+# Defence in depth behind escaping everything (the page builds its DOM with textContent only): no inline
+# script, no script or connection to anywhere but this service. Inline styles are allowed because
+# Cytoscape.js writes style attributes on its canvas elements; a style cannot run script.
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'"
+)
+
+page = APIRouter(include_in_schema=False)
+api = APIRouter(prefix=f"{PREFIX}/api", tags=["dashboard"], dependencies=[ReadAccess], responses=RESPONSES)
+
+
+@cache
+def _index() -> str:
+    return (resources.files(STATIC) / "static" / "index.html").read_text(encoding="utf-8")
+
+
+@page.get("/", response_class=HTMLResponse)
+def index() -> HTMLResponse:
+    headers = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"}
+    return HTMLResponse(_index(), headers=headers)
+
+
+@api.get("/memories")
+def list_memories(store: StoreDep) -> list[dict[str, Any]]:
+    """Every memory with its domain, entity and fact counts, version and last update."""
+    return views.memories(store)
+
+
+@api.get("/memories/{memory}/graph")
+def graph(
+    memory: MemoryDep,
+    version: Annotated[int | None, Query(ge=0, le=2**53, description="the state at this past version")] = None,
+) -> dict[str, Any]:
+    """Entities (with where each is drawn) and facts, now or at ``version`` with the difference from now."""
+    return views.graph(memory, version)
+
+
+@api.get("/memories/{memory}/entities/{name}")
+def entity(memory: MemoryDep, name: str) -> dict[str, Any]:
+    """One entity: label, attributes, its facts in English and the updates that touched it."""
+    found = views.entity(memory, name)
+    if found is None:
+        raise HTTPException(404, f"memory {memory.name!r} has no entity {name!r}")
+    return found
+
+
+@api.get("/memories/{memory}/runtime")
+def runtime(memory: MemoryDep) -> list[dict[str, Any]]:
+    """The robot runtime's recent tasks, with their plans and the causes of each replan."""
+    return views.runtime_tasks(memory)
+
+
+@api.get("/memories/{memory}/events", response_class=StreamingResponse)
+async def events(
+    memory: str,
+    request: Request,
+    services: ServicesDep,
+    since_seq: Annotated[int, Query(ge=0, le=2**53, description="stream updates after this sequence number")] = 0,
+) -> StreamingResponse:
+    """New history rows as server-sent events (``update``; a reconnect resumes after Last-Event-ID).
+
+    Async on purpose: a stream lives as long as the page, and a sync handler would hold a worker thread
+    for all that time; here only each short store read borrows one.
+    """
+    await run_in_threadpool(services.store.get_memory, memory)  # an unknown memory is a 404, not a stream
+    resume = request.headers.get("last-event-id", "")
+    if resume.isdigit():
+        since_seq = max(since_seq, int(resume))
+    stream = history_stream(services.store, memory, since_seq, request.is_disconnected)
+    headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+    return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
+
+
+def install(app: FastAPI) -> None:
+    """Serve the dashboard from ``app``: the page at ``/``, static files and data under ``/dashboard``."""
+    app.include_router(page)
+    app.include_router(api)
+    static = resources.files(STATIC) / "static"
+    app.mount(f"{PREFIX}/static", StaticFiles(directory=str(static)), name="dashboard-static")

@@ -1,0 +1,108 @@
+"""The dashboard's data (no browser): placement, the newest sequence number, the event stream, access."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from conftest import unique_name
+from fastapi.testclient import TestClient
+
+from kg_memory import Delta, Fact, GraphStore, Issue, IssueCode, UpdateSource, WorldMemory
+from l3mp.examples import SURVEY_ENTITIES, SURVEY_FACTS, survey_json
+from l3mp.service import create_app
+from l3mp.service.dashboard import views
+from l3mp.service.dashboard.events import StreamConfig, history_stream
+from l3mp.settings import Settings
+
+
+def test_placement_nests_items_in_furniture_in_rooms(home: WorldMemory) -> None:
+    state = home.state()
+    parents = views.placement(state.entities, state.facts, home.domain)
+    assert parents["mug_1"] == "table_1" and parents["table_1"] == "kitchen"
+    assert parents["robot_1"] == "hall" and parents["alex"] == "hall" and parents["lamp_1"] == "kitchen"
+    assert "kitchen" not in parents and "hall" not in parents  # rooms are roots, though connected
+
+
+def test_last_seq_counts_rejected_and_noop_updates_without_reading_the_history(home: WorldMemory) -> None:
+    issue = Issue(IssueCode.INVALID_INPUT, None, "nonsense")
+    for i in range(13):
+        if i % 3 == 0:
+            home.apply(Delta(remove={Fact.parse("(hand_empty robot_1)")}), source=UpdateSource.API)
+            home.apply(Delta(add={Fact.parse("(hand_empty robot_1)")}), source=UpdateSource.API)
+        home.reject(source=UpdateSource.NL, input=f"report {i}", issues=[issue])
+        home.apply(Delta(), source=UpdateSource.API, input="checkpoint")
+    assert views.last_seq(home.store, home.name) == len(home.history())
+
+
+def test_the_graph_at_a_past_version_carries_the_difference_from_now(home: WorldMemory) -> None:
+    home.apply(Delta(remove={Fact.parse("(on mug_1 table_1)")}, add={Fact.parse("(on mug_1 shelf_1)")}), source="api")
+    then = views.graph(home, 1)
+    assert then["version"] == 1 and then["now"] == 2
+    assert ["on", "mug_1", "table_1"] in then["facts"]
+    assert then["diff"] == {"added": ["(on mug_1 shelf_1)"], "removed": ["(on mug_1 table_1)"], "new_entities": []}
+    assert "diff" not in views.graph(home)
+
+
+def test_the_stream_sends_new_rows_in_order_then_heartbeats(home: WorldMemory) -> None:
+    store: GraphStore = home.store
+    sent: list[str] = []
+
+    async def run() -> None:
+        polls = 0
+
+        async def disconnected() -> bool:
+            nonlocal polls
+            polls += 1
+            if polls == 2:  # a write lands while the stream is open
+                home.apply(Delta(add={Fact.parse("(light_on lamp_1)")}), source="api", input="lights on")
+            return polls > 6
+
+        config = StreamConfig(poll=0.01, heartbeat=0.02)
+        async for chunk in history_stream(store, home.name, 0, disconnected, config):
+            sent.append(chunk)
+
+    worker = threading.Thread(target=anyio.run, args=(run,))  # its own loop, whatever else runs in this thread
+    worker.start()
+    worker.join(timeout=30)
+    updates = [c for c in sent if "event: update" in c]
+    assert [json.loads(c.split("data: ", 1)[1])["input"] for c in updates] == ["survey", "lights on"]
+    assert updates[0].startswith("id: 1\n") and updates[1].startswith("id: 2\n")
+    assert any(c.startswith(": heartbeat") for c in sent)
+
+
+@pytest.fixture
+def keyed(tmp_path: Path) -> Iterator[TestClient]:
+    settings = Settings(sqlite_path=tmp_path / "d.db", retriever="full", api_key="w", read_only_api_key="r")
+    with TestClient(create_app(settings)) as client:
+        yield client
+
+
+def test_the_dashboards_data_needs_a_key_where_rest_reads_do(keyed: TestClient) -> None:
+    name = unique_name("dash")
+    assert keyed.post(
+        "/v1/memories", json={"name": name, "domain": "example_home"}, headers={"X-API-Key": "w"}
+    ).is_success
+    assert keyed.post(f"/v1/memories/{name}/entities", json=survey_json(), headers={"X-API-Key": "w"}).is_success
+    page = keyed.get("/")  # the page holds no data
+    assert page.status_code == 200 and "script-src 'self'" in page.headers["content-security-policy"]
+    for path in (
+        "/dashboard/api/memories",
+        f"/dashboard/api/memories/{name}/graph",
+        f"/dashboard/api/memories/{name}/events",
+    ):
+        assert keyed.get(path).status_code == 401
+    listed = keyed.get("/dashboard/api/memories", headers={"X-API-Key": "r"}).json()
+    assert [(m["name"], m["entities"], m["version"], m["updates"]) for m in listed] == [
+        (name, len(SURVEY_ENTITIES) + 1, 1, 1)  # with the domain's robot
+    ]
+    assert listed[0]["facts"] == len(SURVEY_FACTS)
+    missing = keyed.get(f"/dashboard/api/memories/{name}/entities/nobody", headers={"X-API-Key": "r"})
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    unknown = keyed.get("/dashboard/api/memories/nothing_here/events", headers={"X-API-Key": "r"})
+    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "unknown_memory"
+    assert keyed.get("/dashboard/static/vendor/cytoscape-3.34.4.min.js").status_code == 200
