@@ -1,6 +1,6 @@
 """The world-state memory: domain schema, core types, verification, stores and history."""
 
-from kg_memory._pddl import UP_LOCK
+from kg_memory._pddl import COST_SCALE, UP_LOCK, scaled_cost
 from kg_memory.domain import Domain, DomainRegistry, PredicateSchema, load_domain
 from kg_memory.errors import (
     DomainError,
@@ -17,7 +17,20 @@ from kg_memory.errors import (
     UnknownUpdate,
     VersionConflict,
 )
-from kg_memory.formula import ActionSchema, And, Atom, Effect, Equals, Formula, Not, Or, Parameter, Quantified, Truth
+from kg_memory.formula import (
+    ActionSchema,
+    And,
+    Atom,
+    Cost,
+    Effect,
+    Equals,
+    Formula,
+    Not,
+    Or,
+    Parameter,
+    Quantified,
+    Truth,
+)
 from kg_memory.language import Language
 from kg_memory.memory import DEFAULT_COMMIT_ATTEMPTS, Refused, WorldMemory
 from kg_memory.model import (
@@ -52,6 +65,9 @@ __all__ = [
     "Refused",
     "Truth",
     "ActionSchema",
+    "COST_SCALE",
+    "Cost",
+    "scaled_cost",
     "Delta",
     "Domain",
     "DomainError",

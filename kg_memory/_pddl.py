@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import re
 import sys
 import tempfile
 import threading
@@ -19,6 +20,7 @@ from kg_memory.formula import (
     ActionSchema,
     And,
     Atom,
+    Cost,
     Effect,
     Equals,
     Formula,
@@ -42,10 +44,17 @@ class ParsedDomain:
     predicates: dict[str, Params]
     constants: dict[str, str]
     actions: dict[str, ActionSchema]
+    functions: dict[str, Params]  # static numeric functions (action costs), without total-cost
+    costs: bool  # the domain declares total-cost: plans are judged by it, not by their length
+    planner_text: str  # the domain in the spelling every planner parses (see normalise_pddl)
 
 
 # Bump when ParsedDomain or the formula classes change shape: old cache entries are then ignored.
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
+TOTAL_COST = "total-cost"
+# Fast Downward reads only integer costs ("Fractional numbers are not supported"): planners get
+# every cost in thousandths, so a distance of 4.5 m is 4500. Our evaluator reports real units.
+COST_SCALE = 1000
 
 
 def parse_pddl_domain(path: Path, text: str) -> ParsedDomain:
@@ -106,7 +115,7 @@ def _parse(path: Path, text: str) -> ParsedDomain:
         finally:
             environment.error_used_name = previous
     try:
-        return _schema_of(problem)
+        return _schema_of(problem, normalise_pddl(text))
     except ValueError as exc:
         raise DomainError(path, str(exc)) from exc
 
@@ -115,28 +124,38 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def _schema_of(problem: Any) -> ParsedDomain:
+def _schema_of(problem: Any, planner_text: str) -> ParsedDomain:
     types: dict[str, str | None] = {"object": None}
     for user_type in problem.user_types:
         father = user_type.father
         types[user_type.name.lower()] = father.name.lower() if father is not None else "object"
     predicates: dict[str, Params] = {}
+    functions: dict[str, Params] = {}
+    costs = False
     for fluent in problem.fluents:
-        if not fluent.type.is_bool_type():
-            raise ValueError(f"function {fluent.name} is numeric; only predicates are supported")
-        predicates[fluent.name.lower()] = tuple((p.name, _type_name(p.type)) for p in fluent.signature)
+        signature = tuple((p.name, _type_name(p.type)) for p in fluent.signature)
+        if fluent.type.is_bool_type():
+            predicates[fluent.name.lower()] = signature
+        elif fluent.name.lower() == TOTAL_COST and not signature:
+            costs = True
+        else:
+            functions[fluent.name.lower()] = signature
+    clash = sorted(set(predicates) & set(functions))
+    if clash:
+        raise ValueError(f"{', '.join(clash)} names both a predicate and a function")
     constants = {obj.name.lower(): _type_name(obj.type) for obj in problem.all_objects}
-    actions = {action.name.lower(): _action(action) for action in problem.actions}
-    return ParsedDomain(problem.name.lower(), types, predicates, constants, actions)
+    actions = {action.name.lower(): _action(action, functions) for action in problem.actions}
+    return ParsedDomain(problem.name.lower(), types, predicates, constants, actions, functions, costs, planner_text)
 
 
 def _type_name(type_: Any) -> str:
     return type_.name.lower() if type_.is_user_type() else "object"
 
 
-def _action(action: Any) -> ActionSchema:
+def _action(action: Any, functions: dict[str, Params]) -> ActionSchema:
     if not hasattr(action, "effects"):
         raise ValueError(f"action {action.name} is not an instantaneous action")
+    costs = [e for e in action.effects if e.is_increase() and e.fluent.fluent().name.lower() == TOTAL_COST]
     preconditions = [_formula(p) for p in action.preconditions]
     precondition = (
         preconditions[0] if len(preconditions) == 1 else (And(tuple(preconditions)) if preconditions else TRUE)
@@ -145,8 +164,29 @@ def _action(action: Any) -> ActionSchema:
         name=action.name.lower(),
         parameters=tuple(_parameter(p) for p in action.parameters),
         precondition=precondition,
-        effects=tuple(_effect(e) for e in action.effects),
+        effects=tuple(_effect(e) for e in action.effects if not any(e is c for c in costs)),
+        cost=_cost(action.name, costs, functions),
     )
+
+
+def _cost(action: str, increases: list[Any], functions: dict[str, Params]) -> Cost:
+    """IPC action costs: ``(increase (total-cost) N)`` with N a non-negative number or a static
+    function of the action's parameters. Anything else is a numeric fluent we do not plan with."""
+    constant, terms = 0.0, []
+    for effect in increases:
+        value = effect.value
+        if effect.is_conditional():
+            raise ValueError(f"action {action}: a conditional cost is a numeric fluent l3mp does not support")
+        if value.is_int_constant() or value.is_real_constant():
+            number = float(value.constant_value())
+            if number < 0:
+                raise ValueError(f"action {action}: cost {number:g} is negative; IPC action costs are >= 0")
+            constant += number
+        elif value.is_fluent_exp() and value.fluent().name.lower() in functions:
+            terms.append(_atom(value))
+        else:
+            raise ValueError(f"action {action}: cost {value} is not a number or a static function")
+    return Cost(constant, tuple(terms))
 
 
 def _parameter(param: Any) -> Parameter:
@@ -154,7 +194,7 @@ def _parameter(param: Any) -> Parameter:
 
 
 def _effect(effect: Any) -> Effect:
-    if not effect.fluent.is_fluent_exp() or not effect.value.is_bool_constant():
+    if not effect.fluent.is_fluent_exp() or not effect.value.is_bool_constant() or not effect.is_assignment():
         raise ValueError(f"effect {effect} is not a predicate set true or false")
     return Effect(
         atom=_atom(effect.fluent),
@@ -198,3 +238,40 @@ def _formula(node: Any) -> Formula:
         variables = tuple(_parameter(v) for v in node.variables())
         return Quantified(node.is_forall(), variables, _formula(node.arg(0)))
     raise ValueError(f"unsupported expression {node}")
+
+
+# -- the planners' spelling -------------------------------------------------------------------
+
+_TOKENS = re.compile(r"[()]|[^\s()]+")
+_COMMENT = re.compile(r";[^\n]*")
+_DASH_TYPE = re.compile(r"^-([a-z].*)$")
+
+
+def normalise_pddl(text: str) -> str:
+    """The domain as every planner reads it: comments dropped, lower case, one space between
+    tokens, ``?x -type`` (which unified-planning reads and Fast Downward's parser refuses) split
+    into ``?x - type``, and constant action costs in :data:`COST_SCALE` units as the problems
+    write theirs. Names stay as they are, so plans read back in the domain's own words."""
+    tokens: list[str] = []
+    for token in _TOKENS.findall(_COMMENT.sub("", text).lower()):
+        dashed = _DASH_TYPE.match(token)
+        tokens += ["-", dashed.group(1)] if dashed else [token]
+    for i in range(len(tokens) - 5):
+        # ( increase ( total-cost ) N ): scale N when it is a number
+        if tokens[i : i + 5] == ["(", "increase", "(", TOTAL_COST, ")"] and _is_number(tokens[i + 5]):
+            tokens[i + 5] = scaled_cost(float(tokens[i + 5]))
+    out = " ".join(tokens)
+    return out.replace("( ", "(").replace(" )", ")") + "\n"
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def scaled_cost(value: float) -> str:
+    """A cost in the planners' integer units."""
+    return str(round(value * COST_SCALE))

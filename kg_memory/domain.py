@@ -30,6 +30,7 @@ class PredicateSchema:
     name: str
     parameters: tuple[Parameter, ...]
     static: bool
+    numeric: bool = False  # a static numeric function (an action cost): its facts carry a value
 
     @property
     def arity(self) -> int:
@@ -37,7 +38,8 @@ class PredicateSchema:
 
     def signature(self) -> str:
         params = " ".join(f"?{p.name} - {p.type}" for p in self.parameters)
-        return f"({self.name}{' ' + params if params else ''})"
+        atom = f"({self.name}{' ' + params if params else ''})"
+        return f"(= {atom} NUMBER)" if self.numeric else atom
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,10 @@ class Domain:
     actions: Mapping[str, ActionSchema]
     rules: Rules
     language: Language
+    # IPC action costs: a total-cost to minimise. The static numeric functions the costs read
+    # are in ``predicates`` with ``numeric`` set, so facts about them are checked like others.
+    costs: bool = False
+    planner_pddl: str = ""  # the domain as planners get it (normalised spelling, integer costs)
 
     def is_subtype(self, type_: str, ancestor: str) -> bool:
         """Whether ``type_`` is ``ancestor`` or descends from it."""
@@ -66,6 +72,11 @@ class Domain:
     @property
     def static_predicates(self) -> frozenset[str]:
         return frozenset(p.name for p in self.predicates.values() if p.static)
+
+    @property
+    def functions(self) -> frozenset[str]:
+        """The static numeric functions (distances and other action costs)."""
+        return frozenset(p.name for p in self.predicates.values() if p.numeric)
 
 
 def _lineage(types: Mapping[str, str | None], type_: str) -> tuple[str, ...]:
@@ -94,7 +105,7 @@ def _load_cached(folder: Path) -> Domain:
     _check_rules(folder / "rules.toml", rules, parsed)
     language = load_language(
         folder / "language.toml",
-        {n: len(p) for n, p in parsed.predicates.items()},
+        {n: len(p) for n, p in {**parsed.predicates, **parsed.functions}.items()},
         {n: len(a.parameters) for n, a in parsed.actions.items()},
     )
     return _domain(folder, pddl, parsed, rules, language)
@@ -114,6 +125,10 @@ def _domain(folder: Path, pddl: str, parsed: ParsedDomain, rules: Rules, languag
         name: PredicateSchema(name, tuple(Parameter(*p) for p in params), name in static)
         for name, params in parsed.predicates.items()
     }
+    predicates |= {
+        name: PredicateSchema(name, tuple(Parameter(*p) for p in params), True, numeric=True)
+        for name, params in parsed.functions.items()
+    }
     return Domain(
         name=parsed.name,
         path=folder,
@@ -124,6 +139,8 @@ def _domain(folder: Path, pddl: str, parsed: ParsedDomain, rules: Rules, languag
         actions=MappingProxyType(dict(parsed.actions)),
         rules=rules,
         language=language,
+        costs=parsed.costs,
+        planner_pddl=parsed.planner_text,
     )
 
 
@@ -134,7 +151,7 @@ def _static_predicates(parsed: ParsedDomain, rules: Rules) -> frozenset[str]:
 
 
 def _check_rules(path: Path, rules: Rules, parsed: ParsedDomain) -> None:
-    unknown = sorted(rules.predicates() - set(parsed.predicates))
+    unknown = sorted(rules.predicates() - set(parsed.predicates) - set(parsed.functions))
     if unknown:
         raise DomainError(path, f"rules mention predicates the domain does not define: {', '.join(unknown)}")
     for invariant in rules.invariants:
@@ -144,7 +161,7 @@ def _check_rules(path: Path, rules: Rules, parsed: ParsedDomain) -> None:
     for invariant in rules.invariants:
         patterns += [*invariant.patterns, *([invariant.condition] if invariant.condition else [])]
     for pattern in patterns:
-        if len(pattern.terms) != len(parsed.predicates[pattern.predicate]):
+        if len(pattern.terms) != len({**parsed.predicates, **parsed.functions}[pattern.predicate]):
             raise DomainError(path, f"pattern {pattern} has the wrong number of arguments")
 
 

@@ -104,11 +104,30 @@ class Effect:
 
 
 @dataclass(frozen=True, slots=True)
+class Cost:
+    """What an action adds to ``total-cost`` (IPC ``:action-costs``): a non-negative constant plus
+    the values of static numeric functions of its parameters, e.g. ``(distance ?from ?to)``."""
+
+    constant: float = 0.0
+    terms: tuple[Atom, ...] = ()
+
+    def __str__(self) -> str:
+        parts = [str(t) for t in self.terms]
+        if self.constant or not parts:
+            parts.insert(0, f"{self.constant:g}")
+        return parts[0] if len(parts) == 1 else f"(+ {' '.join(parts)})"
+
+
+ZERO_COST = Cost()
+
+
+@dataclass(frozen=True, slots=True)
 class ActionSchema:
     name: str
     parameters: tuple[Parameter, ...]
     precondition: Formula = TRUE
     effects: tuple[Effect, ...] = ()
+    cost: Cost = ZERO_COST  # counts only in a domain with action costs; otherwise every action costs 1
 
     @property
     def changes(self) -> frozenset[str]:

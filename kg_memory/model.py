@@ -46,19 +46,29 @@ def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Fact:
-    """An instance of a PDDL predicate, e.g. ``(on mug_1 table_2)``."""
+    """An instance of a PDDL predicate, e.g. ``(on mug_1 table_2)``, or the value of a static
+    numeric function (an action cost), e.g. ``(= (distance kitchen hall) 4.5)``: ``value`` is
+    ``None`` for a predicate. A function has one value per arguments (the verifier sees to it), so
+    changing a distance removes the old fact and adds the new one."""
 
     predicate: str
     args: tuple[str, ...] = ()
+    value: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "predicate", pddl_name(self.predicate, "predicate"))
         if isinstance(self.args, str):
             raise InvalidValue("fact arguments", self.args, "pass a sequence of names, not one string")
         object.__setattr__(self, "args", tuple(pddl_name(a) for a in self.args))
+        if self.value is not None:
+            object.__setattr__(self, "value", _number(self.value, self))
+
+    @property
+    def numeric(self) -> bool:
+        return self.value is not None
 
     @classmethod
-    def unchecked(cls, predicate: str, args: tuple[str, ...]) -> Fact:
+    def unchecked(cls, predicate: str, args: tuple[str, ...], value: float | None = None) -> Fact:
         """A fact from names that were validated when they were written (store rows).
 
         Reads are the hot path of retrieval and verification; re-validating every name of
@@ -67,14 +77,19 @@ class Fact:
         fact = object.__new__(cls)
         object.__setattr__(fact, "predicate", predicate)
         object.__setattr__(fact, "args", args)
+        object.__setattr__(fact, "value", value)
         return fact
 
     @classmethod
     def parse(cls, text: str) -> Fact:
-        """Parse ``(predicate arg ...)``."""
+        """Parse ``(predicate arg ...)``, or ``(= (function arg ...) number)`` for a numeric fact."""
         body = text.strip()
         if not (body.startswith("(") and body.endswith(")")):
             raise InvalidValue("fact", text, "write it as (predicate arg1 arg2 ...)")
+        numeric = _NUMERIC.match(body)
+        if numeric:
+            inner = cls.parse(numeric.group(1))
+            return cls(inner.predicate, inner.args, _number(numeric.group(2), text))
         parts = body[1:-1].split()
         if not parts:
             raise InvalidValue("fact", text, "it names no predicate")
@@ -94,7 +109,10 @@ class Fact:
         return len(self.args)
 
     def triple(self) -> Triple | None:
-        """``(s, p, o)`` for binary facts, ``(s, p, 'true')`` for unary ones, else ``None``."""
+        """``(s, p, o)`` for binary facts, ``(s, p, 'true')`` for unary ones, else ``None``
+        (also for numeric facts, which are no triple)."""
+        if self.value is not None:
+            return None
         if self.arity == 2:
             return (self.args[0], self.predicate, self.args[1])
         if self.arity == 1:
@@ -107,7 +125,26 @@ class Fact:
         return f"({', '.join(triple)})" if triple else str(self)
 
     def __str__(self) -> str:
-        return f"({' '.join((self.predicate, *self.args))})"
+        atom = f"({' '.join((self.predicate, *self.args))})"
+        return atom if self.value is None else f"(= {atom} {_show_number(self.value)})"
+
+
+_NUMERIC = re.compile(r"^\(\s*=\s*(\([^()]*\))\s*([^\s()]+)\s*\)$")
+
+
+def _number(value: object, where: object) -> float:
+    """A finite number (an int stays exact in a float up to 2**53)."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise InvalidValue("numeric fact", where, f"{value!r} is not a number") from None
+    if isinstance(value, bool) or number != number or number in (float("inf"), float("-inf")):
+        raise InvalidValue("numeric fact", where, f"{value!r} is not a finite number")
+    return number
+
+
+def _show_number(value: float) -> str:
+    return str(int(value)) if value.is_integer() else repr(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +268,7 @@ class IssueCode(enum.StrEnum):
     UNKNOWN_TYPE = "unknown_type"
     ENTITY_EXISTS = "entity_exists"
     ENTITY_NOT_ALLOWED = "entity_not_allowed"
+    NUMERIC_VALUE = "numeric_value"  # a cost fact without a number, a predicate with one, a negative cost
     INVALID_INPUT = "invalid_input"  # the request itself is unusable (empty, too long, noise)
     MALFORMED_ANSWER = "malformed_answer"  # a language model's answer could not be read as edits
 

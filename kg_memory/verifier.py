@@ -137,7 +137,7 @@ class Verifier:
                     f"{schema.arity}: {schema.signature()}",
                 )
             ]
-        issues = []
+        issues = self._check_value(fact, schema.numeric)
         for position, (arg, param) in enumerate(zip(fact.args, schema.parameters, strict=True), start=1):
             entity = known.get(arg)
             if entity is None:
@@ -159,8 +159,33 @@ class Verifier:
                 )
         return issues
 
+    @staticmethod
+    def _check_value(fact: Fact, numeric: bool) -> list[Issue]:
+        if numeric and fact.value is None:
+            tail = f"is a numeric function: give its value, e.g. (= {fact} 1)"
+        elif not numeric and fact.value is not None:
+            tail = f"is a predicate, not a numeric function: write ({' '.join((fact.predicate, *fact.args))})"
+        elif fact.value is not None and fact.value < 0:
+            tail = "is an action cost and cannot be negative"
+        else:
+            return []
+        return [Issue(IssueCode.NUMERIC_VALUE, fact, f"{fact} {tail}")]
+
+    def _check_one_value(self, delta: Delta, before: frozenset[Fact], malformed: set[Fact]) -> list[Issue]:
+        """A numeric function has one value per arguments: a new one replaces the old (remove it)."""
+        kept = {(f.predicate, f.args): f for f in before - delta.remove if f.value is not None}
+        issues, seen = [], set()
+        for fact in sorted((f for f in delta.add - malformed if f.value is not None), key=str):
+            key = (fact.predicate, fact.args)
+            old = kept.get(key)
+            if (old is not None and old != fact) or key in seen:
+                now = f"it is {old.value:g} now; remove {old} in the same change" if old else "give it one value"
+                issues.append(self._issue(IssueCode.FUNCTIONAL, fact, f"sets a second value: {now}"))
+            seen.add(key)
+        return issues
+
     def _check_presence(self, delta: Delta, before: frozenset[Fact], malformed: set[Fact]) -> list[Issue]:
-        issues = []
+        issues = self._check_one_value(delta, before, malformed)
         both = delta.remove & delta.add
         for fact in sorted(both, key=str):
             issues.append(

@@ -16,26 +16,48 @@ import tempfile
 import time
 from pathlib import Path
 
+from kg_memory import scaled_cost
 from planning.evaluator import GroundAction
 
-# What each planner name runs here (the configuration unified-planning's engine uses). The optimal
-# configuration stays with unified-planning, which names the features A* with LM-cut refuses.
-CONFIGS: dict[str, list[str]] = {"fast-downward": ["--alias", "lama-first"]}
+# What each planner name runs here. lama-first is what unified-planning's engine runs; the optimal
+# one is A* with LM-cut (admissible: a plan it returns is optimal); the anytime one is LAMA's
+# iterated search, which writes plan.1, plan.2, ... each cheaper than the last until time runs out.
+CONFIGS: dict[str, list[str]] = {
+    "fast-downward": ["--alias", "lama-first"],
+    "fast-downward-opt": ["--search-options", "--search", "astar(lmcut())"],
+    "fast-downward-anytime": ["--alias", "lama"],
+}
+OPTIMAL = frozenset({"fast-downward-opt"})
+ANYTIME = frozenset({"fast-downward-anytime"})
 _STEP = re.compile(r"^\s*\(([^()]*)\)\s*$")
+_VALUE = re.compile(r"\(=\s*(\([^()]*\))\s*([-+0-9.eE]+)\s*\)")
+# Lines of Fast Downward's log that are progress, not the reason for a failure.
+_NOISE = re.compile(
+    r"^(INFO|\[t=|Parsing|Normalizing|Instantiating|Computing|Translating|Building|Processing"
+    r"|Detecting|Reordering|Writing|Done!|Generating|Simplifying|Finding|Checking|Removing|Translator"
+    r"|translate exit code|search exit code|Driver aborting|Remove intermediate|\s|->|Peak memory|Search time"
+    r"|Total time|Planner time)"
+)
 
 
 class FastDownwardOutcome:
     """The planner's exit code, its plan (if any) and the seconds it took; ``status`` in our words."""
 
-    def __init__(self, code: int, plan: tuple[GroundAction, ...], seconds: float, log: str) -> None:
+    def __init__(self, code: int, plan: tuple[GroundAction, ...], seconds: float, log: str, plans: int = 0) -> None:
         self.code = code
         self.plan = plan
         self.seconds = seconds
         self.log = log
+        self.plans = plans  # how many improving plans an anytime search wrote
+
+    def errors(self) -> str:
+        """The planner's own words for a failure (the translator's message, say), not its progress."""
+        lines = [line.strip() for line in self.log.splitlines() if line.strip() and not _NOISE.match(line)]
+        return " ".join(lines[-6:])[:600]
 
     @property
     def status(self) -> str:
-        if self.code == 0 or (self.code in (1, 2, 3) and self.plan):
+        if self.code == 0 or (self.code in (1, 2, 3, 23) and self.plan):
             return "solved"  # an empty plan: the goal holds already
         if self.code in (10, 11, 12, 13):
             return "unsolvable"
@@ -46,6 +68,33 @@ class FastDownwardOutcome:
 
 def _driver() -> Path:
     return Path(str(importlib.resources.files("up_fast_downward").joinpath("downward/fast-downward.py")))
+
+
+def _latest_plan(plan: Path) -> tuple[tuple[GroundAction, ...], int]:
+    """The plan file, or an anytime search's last (cheapest) ``plan.N``, and how many it wrote."""
+    numbered = sorted(
+        plan.parent.glob(plan.name + ".*"), key=lambda p: int(p.suffix[1:]) if p.suffix[1:].isdigit() else 0
+    )
+    numbered = [p for p in numbered if p.suffix[1:].isdigit()]
+    if numbered:
+        return _read_plan(numbered[-1]), len(numbered)
+    return _read_plan(plan), int(plan.exists())
+
+
+def _driver_options(planner: str) -> list[str]:
+    config = CONFIGS[planner]
+    return config[: config.index("--search-options")] if "--search-options" in config else config
+
+
+def _search_options(planner: str) -> list[str]:
+    """Options for the search component, which the driver takes after the files."""
+    config = CONFIGS[planner]
+    return config[config.index("--search-options") + 1 :] if "--search-options" in config else []
+
+
+def scale_costs(problem_text: str) -> str:
+    """Numeric values in ``:init`` in the planners' integer cost units (see COST_SCALE)."""
+    return _VALUE.sub(lambda m: f"(= {m.group(1)} {scaled_cost(float(m.group(2)))})", problem_text)
 
 
 def _read_plan(path: Path) -> tuple[GroundAction, ...]:
@@ -60,28 +109,41 @@ def _read_plan(path: Path) -> tuple[GroundAction, ...]:
     return tuple(steps)
 
 
-def run(planner: str, domain_text: str, problem_text: str, timeout: float) -> FastDownwardOutcome:
-    """Plan with Fast Downward (``planner`` is one of :data:`CONFIGS`) within ``timeout`` seconds."""
+def run(
+    planner: str, domain_text: str, problem_text: str, timeout: float, *, translate_only: bool = False
+) -> FastDownwardOutcome:
+    """Plan with Fast Downward (``planner`` is one of :data:`CONFIGS`) within ``timeout`` seconds.
+
+    ``domain_text`` is the domain in the planners' spelling (``Domain.planner_pddl``); the problem's
+    costs are scaled here to match. ``translate_only`` runs the translator alone: whether the
+    planner can read the task at all. The driver's own time limit stops an anytime search and
+    keeps its plans; the subprocess timeout only backs it up.
+    """
     with tempfile.TemporaryDirectory(prefix="l3mp-fd-") as folder:
         work = Path(folder)
         domain, problem, plan = work / "domain.pddl", work / "problem.pddl", work / "plan"
         domain.write_text(domain_text, encoding="utf-8")
-        problem.write_text(problem_text, encoding="utf-8")
+        problem.write_text(scale_costs(problem_text), encoding="utf-8")
+        limit = max(1, int(timeout))
         command = [
             sys.executable,
             str(_driver()),
-            *CONFIGS[planner],
+            *(["--translate"] if translate_only else ["--overall-time-limit", f"{limit}s"]),
+            *([] if translate_only else _driver_options(planner)),
             "--plan-file",
             str(plan),
             "--sas-file",
             str(work / "output.sas"),  # private: plans made at once must not share the file
             str(domain),
             str(problem),
+            *([] if translate_only else _search_options(planner)),
         ]
         started = time.perf_counter()
         try:
-            done = subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=timeout, check=False)
+            done = subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=timeout + 5, check=False)
         except subprocess.TimeoutExpired:
-            return FastDownwardOutcome(23, (), time.perf_counter() - started, "time limit reached")
+            found, count = _latest_plan(plan)
+            return FastDownwardOutcome(23, found, time.perf_counter() - started, "time limit reached", count)
         seconds = time.perf_counter() - started
-        return FastDownwardOutcome(done.returncode, _read_plan(plan), seconds, (done.stdout + done.stderr)[-2000:])
+        found, count = _latest_plan(plan)
+        return FastDownwardOutcome(done.returncode, found, seconds, (done.stdout + done.stderr)[-8000:], count)

@@ -25,7 +25,7 @@ from kg_memory.formula import (
     ActionSchema,
     Formula,
 )
-from kg_memory.model import Delta
+from kg_memory.model import Delta, Fact
 from planning._compiled import CompiledAction, compile_cached
 from planning._why import Explainer, Why, a_noun
 from planning.world import World
@@ -99,6 +99,7 @@ class PlanOutcome:
     world: World
     goal_reached: bool | None = None
     goal_reasons: tuple[str, ...] = ()
+    cost: float = 0.0  # of the steps that applied: action costs in a domain with them, else one per step
 
     @property
     def reasons(self) -> tuple[str, ...]:
@@ -143,10 +144,35 @@ class ActionEvaluator:
         if problems:
             return self._reject(action, *problems)
         env = dict(zip(compiled.names, action.args, strict=True))
+        if self.domain.costs and self.cost(action, world) is None:
+            terms = [(t.predicate, tuple(env.get(a, a) for a in t.terms)) for t in compiled.schema.cost.terms]
+            unknown = [str(Fact.unchecked(*t)) for t in terms if world.value(*t) is None]
+            return self._reject(action, f"its cost is unknown: no value for {', '.join(unknown)}")
         if not compiled.precondition(world, env):
             whys = Explainer(self.domain, world).why(compiled.schema.precondition, env)
             return self._reject(action, *(f"{w.english} — precondition {w.literal} is false" for w in whys))
         return StepOutcome(action, True, compiled.delta(world, env))
+
+    def cost(self, action: GroundAction, world: World) -> float | None:
+        """What ``action`` adds to the plan's cost: 1 in a domain without action costs; else its
+        schema's constant plus the values of its cost functions (``None`` if one has no value, and
+        then, as in Fast Downward, the action does not apply)."""
+        compiled = self._actions.get(action.name)
+        if not self.domain.costs or compiled is None:
+            return 1.0
+        cost = compiled.schema.cost
+        env = dict(zip(compiled.names, action.args, strict=False))
+        total = cost.constant
+        for term in cost.terms:
+            value = world.value(term.predicate, tuple(env.get(t, t) for t in term.terms))
+            if value is None:
+                return None
+            total += value
+        return total
+
+    def plan_cost(self, plan: Sequence[GroundAction], world: World) -> float:
+        """The cost of running ``plan`` from ``world`` (cost functions are static: no run needed)."""
+        return sum(self.cost(action, world) or 0.0 for action in plan)
 
     def execute(self, action: GroundAction, world: World) -> StepOutcome:
         """:meth:`check`, then apply the delta to ``world`` if the action applies."""
@@ -157,18 +183,19 @@ class ActionEvaluator:
 
     def validate(self, plan: Sequence[GroundAction], world: World, goal: Formula | None = None) -> PlanOutcome:
         """Run ``plan`` on a copy of ``world`` up to its first failing step, then test ``goal`` if given."""
-        current, steps = world.copy(), []
+        current, steps, cost = world.copy(), [], 0.0
         for index, action in enumerate(plan):
             outcome = self.execute(action, current)
             steps.append(outcome)
             if not outcome.applicable:
                 reached = None if goal is None else False
-                return PlanOutcome(False, tuple(steps), index, current, reached)
+                return PlanOutcome(False, tuple(steps), index, current, reached, cost=cost)
+            cost += self.cost(action, current) or 0.0
         if goal is None:
-            return PlanOutcome(True, tuple(steps), None, current)
+            return PlanOutcome(True, tuple(steps), None, current, cost=cost)
         reached = self.evaluate(goal, current)
         why = () if reached else tuple(f"goal: {w.english} — {w.literal} is false" for w in self._why(goal, current))
-        return PlanOutcome(True, tuple(steps), None, current, reached, why)
+        return PlanOutcome(True, tuple(steps), None, current, reached, why, cost)
 
     def _why(self, formula: Formula, world: World) -> list[Why]:
         return Explainer(self.domain, world).why(formula, {})

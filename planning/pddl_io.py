@@ -3,8 +3,11 @@
 A problem becomes what a memory holds: its objects as entities, its ``:init`` as facts, and
 its ``:goal`` as a formula. unified-planning's reader is the authority on what a file means
 (names, types, defaults); a small s-expression pass before it names the PDDL features we do
-not handle (numeric fluents, durative actions, ``either`` types, ``oneof``...), since the
-reader would otherwise fail with a pyparsing position or, worse, read them into something else.
+not handle (numeric fluents beyond IPC action costs, durative actions, ``either`` types,
+``oneof``...), since the reader would otherwise fail with a pyparsing position or, worse, read them
+into something else. Action costs (``:action-costs``: a ``total-cost`` increased by constants or by
+static functions, and ``(:metric minimize (total-cost))``) are read: the functions' values in
+``:init`` become numeric facts.
 """
 
 from __future__ import annotations
@@ -39,13 +42,13 @@ _FEATURES = {
     "preference": "preferences",
     ":constraints": "state-trajectory constraints",
     ":metric": "a plan metric",
-    "increase": "numeric effects",
     "decrease": "numeric effects",
     "assign": "numeric effects",
     "scale-up": "numeric effects",
     "scale-down": "numeric effects",
 }
-SUPPORTED = "typed or untyped STRIPS/ADL over predicates"
+SUPPORTED = "typed or untyped STRIPS/ADL over predicates, with IPC action costs"
+_TOTAL_COST = "total-cost"
 
 
 class PddlError(PlanningError):
@@ -106,13 +109,43 @@ def check_supported(text: str, source: Path | str = "<pddl>") -> None:
     _check_form(read_sexpr(text, source), source)
 
 
-def _check_form(form: list[SExpr], source: Path | str) -> None:
+def _check_form(form: list[SExpr], source: Path | str, functions: frozenset[str] = frozenset()) -> None:
+    functions = functions | _cost_functions(form, source)
     for section in _sections(form):
-        for form in _lists(section):
-            if _is_feature(form):
-                raise UnsupportedFeature(source, _FEATURES[str(form[0])], _show(form))
+        if section[:1] == [":functions"] or _is_cost_metric(section):
+            continue  # checked by _cost_functions, and the metric is the one action costs allow
+        for item in _lists(section):
+            if _is_cost_increase(item):
+                continue
+            if _is_feature(item):
+                raise UnsupportedFeature(source, _FEATURES[str(item[0])], _show(item))
         if section[:1] == [":init"]:
-            _check_init(section[1:], source)
+            _check_init(section[1:], source, functions)
+
+
+def _is_cost_increase(form: list[SExpr]) -> bool:
+    """``(increase (total-cost) X)``, X a number or a function term (checked when the domain parses)."""
+    return len(form) == 3 and form[0] == "increase" and form[1] == [_TOTAL_COST]
+
+
+def _is_cost_metric(section: list[SExpr]) -> bool:
+    return section == [":metric", "minimize", [_TOTAL_COST]]
+
+
+def _cost_functions(form: list[SExpr], source: Path | str) -> frozenset[str]:
+    """The functions a domain declares, if all are action costs: total-cost, and functions read
+    only as the amount of a total-cost increase. Any other use is a numeric fluent we refuse."""
+    declared = [s for s in _sections(form) if s[:1] == [":functions"]]
+    if not declared:
+        return frozenset()
+    names = {str(item[0]) for section in declared for item in section[1:] if isinstance(item, list) and item}
+    amounts = [i[2] for i in _lists(form) if _is_cost_increase(i) and isinstance(i[2], list)]
+    as_cost = sum(1 for a in amounts if a and a[0] in names)
+    used = [i for s in _sections(form) if s[:1] != [":functions"] for i in _lists(s)]
+    anywhere = sum(1 for i in used if i and i[0] in names and i != [_TOTAL_COST])
+    if anywhere != as_cost or any(i[0] == "increase" and not _is_cost_increase(i) for i in _lists(form) if i):
+        raise UnsupportedFeature(source, "numeric fluents", _show(declared[0]))
+    return frozenset(names)
 
 
 def _is_feature(form: list[SExpr]) -> bool:
@@ -125,36 +158,47 @@ def _is_feature(form: list[SExpr]) -> bool:
     return head.startswith(":") or head == "either" or any(isinstance(a, list) for a in form[1:])
 
 
-def _check_init(atoms: list[SExpr], source: Path | str) -> None:
+def _check_init(atoms: list[SExpr], source: Path | str, functions: frozenset[str]) -> None:
     for atom in atoms:
         if not isinstance(atom, list) or not atom:
             continue
-        if atom[0] == "=":
+        if atom[0] == "=" and not _is_cost_value(atom, functions):
             raise UnsupportedFeature(source, "numeric fluents", _show(atom))
         # (at 10 (p)) is a timed initial literal; (at truck1 depot0) is an ordinary atom
         if atom[0] == "at" and len(atom) == 3 and isinstance(atom[1], str) and _NUMBER.match(atom[1]):
             raise UnsupportedFeature(source, "timed initial literals", _show(atom))
 
 
+def _is_cost_value(atom: list[SExpr], functions: frozenset[str]) -> bool:
+    """``(= (f a b) N)`` for one of the domain's cost functions."""
+    term = atom[1] if len(atom) == 3 else None
+    return isinstance(term, list) and bool(term) and term[0] in functions and isinstance(atom[2], str)
+
+
 def read_problem(domain: Domain, text: str, source: Path | str = "<problem>") -> PddlProblem:
     """Read a problem of ``domain``: raises :class:`UnsupportedFeature` or :class:`PddlError`."""
     form = read_sexpr(text, source)
-    _check_form(form, source)
+    _check_form(form, source, domain.functions | ({_TOTAL_COST} if domain.costs else set()))
     name, domain_name = _header(form, source)
     if domain_name != domain.name:
         raise PddlError(source, f"it is a problem of domain {domain_name!r}, not of {domain.name!r} ({domain.path})")
     with UP_LOCK:
         problem = parse_up_problem(domain.pddl, text, source)
         objects = [(o.name.lower(), _type_name(o.type)) for o in problem.all_objects]
-        atoms = []
+        atoms: list[tuple[str, tuple[str, ...], float | None]] = []
         for node, value in problem.explicit_initial_values.items():
-            if not value.is_bool_constant():  # the scan above should have caught it
+            name = node.fluent().name.lower()
+            args = tuple(a.object().name.lower() for a in node.args)
+            if value.is_bool_constant():
+                if value.bool_constant_value():
+                    atoms.append((name, args, None))
+            elif name in domain.functions and (value.is_int_constant() or value.is_real_constant()):
+                atoms.append((name, args, float(value.constant_value())))
+            elif name != _TOTAL_COST:  # total-cost starts at 0 in every problem we write
                 raise UnsupportedFeature(source, "numeric fluents", f"{node} = {value}")
-            if value.bool_constant_value():
-                atoms.append((node.fluent().name.lower(), tuple(a.object().name.lower() for a in node.args)))
     try:
         entities = tuple(Entity(n, t, n) for n, t in objects if n not in domain.constants)
-        facts = frozenset(Fact(p, args) for p, args in atoms)
+        facts = frozenset(Fact(p, args, v) for p, args, v in atoms)
     except (InvalidName, InvalidValue) as exc:
         raise PddlError(source, f"a name l3mp cannot store: {exc}") from exc
     goal = _goal(form, source)

@@ -39,10 +39,11 @@ class PlanResult:
     """One planner call. ``parse_seconds`` is reading the PDDL into a problem; ``plan_seconds``
     is the engine (writing its input files, the planner's process, reading the plan back).
 
-    ``cost`` is set when solved: the plan's length. Every action costs 1 here, because no
-    metric can reach a planner: kg_memory domains have no numeric functions, and
-    unified-planning reads PDDL action costs as reals, which its Fast Downward engines refuse
-    (such a problem comes back ``error``). ``message`` says why a call was not solved.
+    ``cost`` is set when solved in a domain without action costs: the plan's length. With action
+    costs the planner works in scaled integer units; the plan's real cost is our evaluator's
+    (``ActionEvaluator.plan_cost``), which the tiers report. ``optimal`` is ``True`` only when the
+    planner proved it (A* with LM-cut finished). ``message`` says why a call was not solved, or,
+    for a plan that is not proven optimal when that was asked for, why not (the deadline).
     """
 
     status: PlanStatus
@@ -52,16 +53,31 @@ class PlanResult:
     plan_seconds: float
     message: str = ""
     cost: float | None = None
+    optimal: bool = False
 
     @property
     def solved(self) -> bool:
         return self.status is PlanStatus.SOLVED
 
 
+OPTIMAL_PLANNER = "fast-downward-opt"
+ANYTIME_PLANNER = "fast-downward-anytime"
+COST_PLANNERS = tuple(_fd_text.CONFIGS)
+
+
 def available_planners() -> tuple[str, ...]:
     """The planner names :func:`solve` accepts on this machine, ours first."""
     with UP_LOCK:
-        return planner_names()
+        names = planner_names()
+    return (*names[:2], ANYTIME_PLANNER, *names[2:])
+
+
+def check_readable(domain: Domain, problem_text: str, timeout: float = 120.0) -> None:
+    """Raise :class:`PlanningError` with the translator's own words if Fast Downward cannot read
+    ``domain`` and ``problem_text`` (what an import checks before it installs anything)."""
+    outcome = _fd_text.run(DEFAULT_PLANNER, domain.planner_pddl, problem_text, timeout, translate_only=True)
+    if outcome.code != 0:
+        raise PlanningError(f"Fast Downward cannot read this task: {outcome.errors() or outcome.status}")
 
 
 def solve(
@@ -80,6 +96,12 @@ def solve(
     """
     if via not in ("text", "up"):
         raise PlanningError(f"unknown route {via!r}: use 'text' or 'up'")
+    if domain.costs and (via == "up" or planner not in _fd_text.CONFIGS):
+        # unified-planning reads PDDL costs as reals, which its engines refuse; LAPKT has no costs
+        raise PlanningError(
+            f"planner {planner!r} cannot plan with action costs (domain {domain.name} has them); "
+            f"use one of {', '.join(COST_PLANNERS)}"
+        )
     if via == "text" and planner in _fd_text.CONFIGS:
         return _solve_text(domain, problem_text, planner, timeout)
     started = time.perf_counter()
@@ -101,18 +123,23 @@ _FD_INPUT_ERRORS = (30, 33)  # the translator could not read the task: the probl
 
 
 def _solve_text(domain: Domain, problem_text: str, planner: str, timeout: float) -> PlanResult:
-    outcome = _fd_text.run(planner, domain.pddl, problem_text, timeout)
-    detail = _one_line(ValueError(outcome.log.strip().splitlines()[-1] if outcome.log.strip() else ""))
+    outcome = _fd_text.run(planner, domain.planner_pddl or domain.pddl, problem_text, timeout)
+    detail = outcome.errors() or f"exit code {outcome.code}"
     if outcome.code in _FD_INPUT_ERRORS:
         raise PlanningError(f"the problem does not parse: {detail}")
     status = _FD_STATUS.get(outcome.status, PlanStatus.ERROR)
     if status is PlanStatus.SOLVED:
-        return PlanResult(status, outcome.plan, planner, 0.0, outcome.seconds, "", float(len(outcome.plan)))
+        length = None if domain.costs else float(len(outcome.plan))
+        optimal = planner in _fd_text.OPTIMAL and outcome.code == 0
+        note = ""
+        if outcome.code == 23:  # the deadline stopped an anytime search: this is its best plan so far
+            note = f"the best of {outcome.plans} plans found before the {timeout:.3g} s deadline; not proven optimal"
+        return PlanResult(status, outcome.plan, planner, 0.0, outcome.seconds, note, length, optimal)
     name = match.group(1) if (match := _PROBLEM_NAME.search(problem_text)) else "?"
     message = {
         PlanStatus.UNSOLVABLE: f"{planner} found no plan for {name}",
         PlanStatus.TIMEOUT: f"{planner} ran out of its {timeout:.3g} s on problem {name}",
-    }.get(status, f"{planner} failed on problem {name} (exit code {outcome.code}): {detail}")
+    }.get(status, f"{planner} failed on problem {name}: {detail}")
     return PlanResult(status, (), planner, 0.0, outcome.seconds, message)
 
 

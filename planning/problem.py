@@ -25,12 +25,16 @@ def problem_pddl(
         if entity.name not in domain.constants:
             by_type[entity.type].append(entity.name)
     objects = "\n    ".join(f"{' '.join(sorted(names))} - {type_}" for type_, names in sorted(by_type.items()))
-    init = "\n    ".join(sorted(str(f) for f in facts))
+    lines = sorted(str(f) for f in facts)
+    if domain.costs:  # IPC action costs: the planner minimises total-cost, which starts at 0
+        lines.append("(= (total-cost) 0)")
+    init = "\n    ".join(lines)
+    metric = "\n  (:metric minimize (total-cost))" if domain.costs else ""
     return (
         f"(define (problem {name}) (:domain {domain.name})\n"
         f"  (:objects\n    {objects})\n"
         f"  (:init\n    {init})\n"
-        f"  (:goal {goal}))\n"
+        f"  (:goal {goal}){metric})\n"
     )
 
 

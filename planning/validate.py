@@ -26,9 +26,10 @@ class Validation:
 
     valid: bool
     reason: str = ""
+    cost: float | None = None  # the metric's value (total-cost) when the problem has one
 
     def to_json(self) -> dict[str, Any]:
-        return {"valid": self.valid, "reason": self.reason, "validator": VALIDATOR}
+        return {"valid": self.valid, "reason": self.reason, "validator": VALIDATOR, "cost": self.cost}
 
 
 def validate_plan(
@@ -67,9 +68,19 @@ def validate_plan(
         get_environment().credits_stream = None  # no engine banner on stdout
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", category=DeprecationWarning)
+            # its simulator says the same of the same kind, as a warning
+            warnings.filterwarnings(
+                "ignore", message="(We cannot establish whether|The Grounder used)", category=UserWarning
+            )
             with PlanValidator(name=VALIDATOR) as validator:
+                # its declared kind leaves out the real-valued total-cost that PDDL action costs read
+                # as, though it evaluates them: without this it warns and cannot be asked
+                validator.skip_checks = bool(problem.quality_metrics)
                 result = validator.validate(problem, SequentialPlan(steps))
     if result.status.name == "VALID":
-        return Validation(True)
+        metrics = list((getattr(result, "metric_evaluations", None) or {}).values())
+        value = metrics[0] if metrics else None
+        cost = getattr(value, "constant_value", lambda: value)()  # an expression, or a plain number
+        return Validation(True, cost=float(cost) if cost is not None else None)
     messages = " ".join(m.message for m in result.log_messages or ())
     return Validation(False, messages or (result.reason.name.lower() if result.reason else "invalid"))

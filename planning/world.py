@@ -86,6 +86,7 @@ class World:
         self._facts: set[Fact] = set()
         self._by_arg = _Index(by_args=True)
         self._by_predicate = _Index(by_args=False)
+        self._values: dict[tuple[str, tuple[str, ...]], float] | None = None  # numeric facts, built on use
         self.add_entities(domain.constant_entities())
         self.add_entities(entities)
         for fact in facts:
@@ -134,6 +135,12 @@ class World:
             found = self._objects[type_] = tuple(sorted(names))
         return found
 
+    def value(self, function: str, args: tuple[str, ...]) -> float | None:
+        """The value of a numeric fact (an action cost such as a distance), ``None`` if unknown."""
+        if self._values is None:
+            self._values = {(f.predicate, f.args): f.value for f in self._facts if f.value is not None}
+        return self._values.get((function, args))
+
     def facts_about(self, name: str) -> frozenset[Fact]:
         """Facts with ``name`` among their arguments: O(those facts) once the index is built (on first use)."""
         return self._by_arg.get(name, self._facts)
@@ -176,6 +183,8 @@ class World:
                 raise WorldError(f"cannot add {fact}: it already holds")
             self._check_objects(fact, new_names)
         self.add_entities(delta.new_entities)
+        if any(f.value is not None for f in (*delta.remove, *delta.add)):
+            self._values = None
         for fact in delta.remove:
             self._facts.remove(fact)
             self._by_arg.remove(fact)
@@ -196,6 +205,7 @@ class World:
         twin._facts = set(self._facts)
         twin._by_arg = self._by_arg.copy()
         twin._by_predicate = self._by_predicate.copy()
+        twin._values = self._values  # replaced, never changed in place, when numeric facts change
         return twin
 
     def _checked(self, entities: Iterable[Entity]) -> list[Entity]:

@@ -25,7 +25,15 @@ def quote(identifier: str) -> str:
 
 
 def fact_key(fact: Fact) -> str:
-    return " ".join((fact.predicate, *fact.args))
+    key = " ".join((fact.predicate, *fact.args))
+    return key if fact.value is None else f"{key} = {fact.value!r}"
+
+
+def _layout(fact: Fact) -> int:
+    """2: a relationship (a numeric one carries ``value``); 1: a boolean property; 0: a Fact node."""
+    if fact.arity == 2:
+        return 2
+    return 1 if fact.arity == 1 and fact.value is None else 0
 
 
 def check_delta_names(update: Update, domain: Domain) -> None:
@@ -74,26 +82,33 @@ def create_entities(tx: neo4j.ManagedTransaction, memory: str, entities: Iterabl
         ).consume()
 
 
-def facts_of_predicate(tx: neo4j.ManagedTransaction, memory: str, predicate: str, arity: int) -> Iterator[Fact]:
+def facts_of_predicate(
+    tx: neo4j.ManagedTransaction, memory: str, predicate: str, arity: int, numeric: bool = False
+) -> Iterator[Fact]:
     if arity == 2:
         rows = tx.run(
-            f"MATCH (a:Entity {{memory: $memory}})-[:{quote(predicate)}]->(b:Entity) RETURN a.name AS a, b.name AS b",
+            f"MATCH (a:Entity {{memory: $memory}})-[r:{quote(predicate)}]->(b:Entity) "
+            "RETURN a.name AS a, b.name AS b, r.value AS v",
             memory=memory,
         )
-        return (Fact.unchecked(predicate, (r["a"], r["b"])) for r in rows)
-    if arity == 1:
+        return (Fact.unchecked(predicate, (r["a"], r["b"]), r["v"]) for r in rows)
+    if arity == 1 and not numeric:
         rows = tx.run(
             f"MATCH (e:Entity {{memory: $memory}}) WHERE e.{quote(predicate)} = true RETURN e.name AS a", memory=memory
         )
         return (Fact.unchecked(predicate, (r["a"],)) for r in rows)
-    rows = tx.run("MATCH (f:Fact {memory: $memory, predicate: $p}) RETURN f.args AS args", memory=memory, p=predicate)
-    return (Fact.unchecked(predicate, tuple(r["args"])) for r in rows)
+    rows = tx.run(
+        "MATCH (f:Fact {memory: $memory, predicate: $p}) RETURN f.args AS args, f.value AS v",
+        memory=memory,
+        p=predicate,
+    )
+    return (Fact.unchecked(predicate, tuple(r["args"]), r["v"]) for r in rows)
 
 
-def _by_predicate(facts: Iterable[Fact]) -> dict[tuple[str, int], list[Fact]]:
-    groups: dict[tuple[str, int], list[Fact]] = defaultdict(list)
+def _by_predicate(facts: Iterable[Fact]) -> dict[tuple[str, int, bool], list[Fact]]:
+    groups: dict[tuple[str, int, bool], list[Fact]] = defaultdict(list)
     for fact in sorted(facts, key=str):
-        groups[(fact.predicate, fact.arity)].append(fact)
+        groups[(fact.predicate, _layout(fact), fact.value is not None)].append(fact)
     return groups
 
 
@@ -117,6 +132,12 @@ _CHANGE_QUERIES = {
     "CREATE (a)-[:PRED]->(b) RETURN count(*) AS n",
     ("add", 1): "UNWIND $rows AS row MATCH (e:Entity {memory: $memory, name: row[0]}) "
     "WHERE e.PRED IS NULL SET e.PRED = true RETURN count(e) AS n",
+    # a numeric binary fact (a distance): the relationship carries its value
+    ("remove", 3): "UNWIND $rows AS row MATCH (a:Entity {memory: $memory, name: row[0]})"
+    "-[r:PRED]->(b:Entity {memory: $memory, name: row[1]}) WHERE r.value = row[2] DELETE r RETURN count(r) AS n",
+    ("add", 3): "UNWIND $rows AS row MATCH (a:Entity {memory: $memory, name: row[0]}), "
+    "(b:Entity {memory: $memory, name: row[1]}) WHERE NOT (a)-[:PRED]->(b) "
+    "CREATE (a)-[:PRED {value: row[2]}]->(b) RETURN count(*) AS n",
 }
 _CHANGE_PROBLEMS = {
     "remove": "do not hold, so they cannot be removed",
@@ -126,13 +147,14 @@ _CHANGE_PROBLEMS = {
 
 def change_facts(tx: neo4j.ManagedTransaction, memory: str, facts: Iterable[Fact], change: str) -> None:
     """Remove or add facts, one query per predicate; all must apply or the transaction fails."""
-    for (predicate, arity), group in _by_predicate(facts).items():
-        layout = arity if arity in (1, 2) else 0
+    for (predicate, layout, numeric), group in _by_predicate(facts).items():
         if (change, layout) == ("add", 0):
             _add_fact_nodes(tx, memory, group)
             continue
+        rows: list[Any] = [list(f.args) for f in group] if layout else [fact_key(f) for f in group]
+        if layout == 2 and numeric:
+            layout, rows = 3, [[*f.args, f.value] for f in group]
         query = _CHANGE_QUERIES[(change, layout)].replace("PRED", quote(predicate))
-        rows = [list(f.args) for f in group] if layout else [fact_key(f) for f in group]
         count = tx.run(query, rows=rows, memory=memory).single(strict=True)["n"]
         _expect(memory, int(count or 0), group, _CHANGE_PROBLEMS[change])
 
@@ -155,10 +177,10 @@ def _add_fact_nodes(tx: neo4j.ManagedTransaction, memory: str, group: list[Fact]
         raise NotApplicable(memory, f"facts {[str(f) for f in group[:5]]} name entities that do not exist")
     tx.run(
         "UNWIND $rows AS row "
-        "CREATE (f:Fact {memory: $memory, predicate: row.predicate, args: row.args, key: row.key}) "
+        "CREATE (f:Fact {memory: $memory, predicate: row.predicate, args: row.args, key: row.key, value: row.value}) "
         "WITH f, row UNWIND range(0, size(row.args) - 1) AS i "
         "MATCH (e:Entity {memory: $memory, name: row.args[i]}) CREATE (f)-[:ARG {pos: i}]->(e)",
-        rows=[{"predicate": f.predicate, "args": list(f.args), "key": fact_key(f)} for f in group],
+        rows=[{"predicate": f.predicate, "args": list(f.args), "key": fact_key(f), "value": f.value} for f in group],
         memory=memory,
     ).consume()
 

@@ -75,18 +75,18 @@ _SCHEMA = (
 _FACTS_OF_ENTITIES = """
 MATCH (e:Entity {memory: $memory}) WHERE e.name IN $names
 CALL (e) {
-    MATCH (e)-[r]->(o:Entity) RETURN type(r) AS predicate, [e.name, o.name] AS args
+    MATCH (e)-[r]->(o:Entity) RETURN type(r) AS predicate, [e.name, o.name] AS args, r.value AS value
     UNION ALL
-    MATCH (o:Entity)-[r]->(e) RETURN type(r) AS predicate, [o.name, e.name] AS args
+    MATCH (o:Entity)-[r]->(e) RETURN type(r) AS predicate, [o.name, e.name] AS args, r.value AS value
     UNION ALL
-    UNWIND [p IN $unary WHERE e[p] = true] AS p RETURN p AS predicate, [e.name] AS args
+    UNWIND [p IN $unary WHERE e[p] = true] AS p RETURN p AS predicate, [e.name] AS args, null AS value
     UNION ALL
-    MATCH (e)<-[:ARG]-(f:Fact) RETURN f.predicate AS predicate, f.args AS args
+    MATCH (e)<-[:ARG]-(f:Fact) RETURN f.predicate AS predicate, f.args AS args, f.value AS value
 }
-WITH DISTINCT predicate, args ORDER BY predicate, args LIMIT $limit
-RETURN collect([predicate] + args) AS rows
+WITH DISTINCT predicate, args, value ORDER BY predicate, args LIMIT $limit
+RETURN collect([predicate, value] + args) AS rows
 """
-_NULLARY = "MATCH (f:Fact {memory: $memory}) WHERE size(f.args) = 0 RETURN collect([f.predicate]) AS rows"
+_NULLARY = "MATCH (f:Fact {memory: $memory}) WHERE size(f.args) = 0 RETURN collect([f.predicate, f.value]) AS rows"
 # Reads return one aggregated record: the driver spends ~20 us per record, which for the
 # thousands of rows a verification reads costs more than the query itself.
 
@@ -179,7 +179,7 @@ class Neo4jStore:
         return domain
 
     def _unary(self, memory: str) -> list[str]:
-        return sorted(p.name for p in self._domain(memory).predicates.values() if p.arity == 1)
+        return sorted(p.name for p in self._domain(memory).predicates.values() if p.arity == 1 and not p.numeric)
 
     # -- memories ---------------------------------------------------------------------------
 
@@ -272,10 +272,10 @@ class Neo4jStore:
             return frozenset(f for f in found if entity in f.args and (predicate is None or f.predicate == predicate))
         domain = self._domain(memory)
         predicates = [predicate] if predicate is not None else sorted(domain.predicates)
-        arities = {p: domain.predicates[p].arity for p in predicates if p in domain.predicates}
+        schemas = [domain.predicates[p] for p in predicates if p in domain.predicates]
 
         def work(tx: neo4j.ManagedTransaction) -> set[Fact]:
-            return {fact for name, arity in arities.items() for fact in facts_of_predicate(tx, memory, name, arity)}
+            return {f for s in schemas for f in facts_of_predicate(tx, memory, s.name, s.arity, s.numeric)}
 
         return frozenset(self._read("read", work))
 
@@ -373,9 +373,10 @@ class Neo4jStore:
         self._driver.close()
 
 
-def _facts_from_rows(rows: list[list[str | None]]) -> set[Fact]:
-    """``[predicate, *args]`` rows; a row with nulls is a node deleted while we read it."""
-    return {Fact.unchecked(r[0], tuple(r[1:])) for r in rows if None not in r}  # type: ignore[arg-type]
+def _facts_from_rows(rows: list[list[Any]]) -> set[Fact]:
+    """``[predicate, value, *args]`` rows (``value`` null but for numeric facts); a row with
+    other nulls is a node deleted while we read it."""
+    return {Fact.unchecked(r[0], tuple(r[2:]), r[1]) for r in rows if r[0] is not None and None not in r[2:]}
 
 
 def _memory(node: Any) -> Memory:

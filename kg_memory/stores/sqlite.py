@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS entities (
     attrs TEXT NOT NULL, PRIMARY KEY (memory_id, name)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS facts (
     id INTEGER PRIMARY KEY, memory_id INTEGER NOT NULL, predicate TEXT NOT NULL, args TEXT NOT NULL,
-    UNIQUE (memory_id, predicate, args));
+    number REAL, UNIQUE (memory_id, predicate, args));
 CREATE TABLE IF NOT EXISTS fact_args (
     memory_id INTEGER NOT NULL, entity TEXT NOT NULL, fact_id INTEGER NOT NULL,
     PRIMARY KEY (memory_id, entity, fact_id)) WITHOUT ROWID;
@@ -66,11 +66,20 @@ CREATE TABLE IF NOT EXISTS embeddings (
     vector BLOB NOT NULL, PRIMARY KEY (memory_id, name)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS facts_nullary ON facts (memory_id) WHERE args = '';
 """
-_FACT_ROWS = "SELECT f.predicate, f.args FROM facts f"
+_FACT_ROWS = "SELECT f.predicate, f.args, f.number FROM facts f"
+# A numeric fact (an action cost) keeps its value in ``number``; a predicate's row has NULL
+# there. (memory, predicate, args) stays unique: a function has one value per arguments.
 
 
-def _fact(predicate: str, args: str) -> Fact:
-    return Fact.unchecked(predicate, tuple(args.split()))
+def _fact(predicate: str, args: str, number: float | None) -> Fact:
+    return Fact.unchecked(predicate, tuple(args.split()), number)
+
+
+def _add_number_column(conn: sqlite3.Connection) -> None:
+    """Files made before action costs have no ``number`` column: add it (NULL = a predicate)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(facts)")}
+    if "number" not in columns:
+        conn.execute("ALTER TABLE facts ADD COLUMN number REAL")
 
 
 def _json_list(values: Iterable[str]) -> str:
@@ -110,6 +119,7 @@ class SQLiteStore:
         with self._errors("open"):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn().executescript(_SCHEMA)
+            _add_number_column(self._conn())
 
     # -- connections and transactions ------------------------------------------------------
 
@@ -217,7 +227,7 @@ class SQLiteStore:
             query += " AND f.predicate = ?"
             params.append(predicate)
         with self._errors("read"):
-            return frozenset(_fact(p, a) for p, a in self._conn().execute(query, params))
+            return frozenset(_fact(p, a, n) for p, a, n in self._conn().execute(query, params))
 
     def facts_about(self, memory: str, names: Iterable[str], limit: int | None = None) -> frozenset[Fact]:
         memory_id = self._memory_id(memory)
@@ -229,10 +239,10 @@ class SQLiteStore:
         )
         params: tuple[object, ...] = (memory_id, _json_list(names), memory_id)
         if limit is not None:
-            query = f"SELECT DISTINCT predicate, args FROM ({query}) ORDER BY predicate, args LIMIT ?"
+            query = f"SELECT DISTINCT predicate, args, number FROM ({query}) ORDER BY predicate, args LIMIT ?"
             params += (limit,)
         with self._errors("read"):
-            return frozenset(_fact(p, a) for p, a in self._conn().execute(query, params))
+            return frozenset(_fact(p, a, n) for p, a, n in self._conn().execute(query, params))
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -273,8 +283,8 @@ class SQLiteStore:
     def _remove_facts(self, conn: sqlite3.Connection, memory_id: int, update: Update) -> None:
         for fact in update.delta.remove:
             row = conn.execute(
-                "DELETE FROM facts WHERE memory_id = ? AND predicate = ? AND args = ? RETURNING id",
-                (memory_id, fact.predicate, " ".join(fact.args)),
+                "DELETE FROM facts WHERE memory_id = ? AND predicate = ? AND args = ? AND number IS ? RETURNING id",
+                (memory_id, fact.predicate, " ".join(fact.args), fact.value),
             ).fetchone()
             if row is None:
                 raise NotApplicable(update.memory, f"{fact} does not hold, so it cannot be removed")
@@ -298,8 +308,8 @@ class SQLiteStore:
         for fact in facts:
             try:
                 cursor = conn.execute(
-                    "INSERT INTO facts (memory_id, predicate, args) VALUES (?, ?, ?)",
-                    (memory_id, fact.predicate, " ".join(fact.args)),
+                    "INSERT INTO facts (memory_id, predicate, args, number) VALUES (?, ?, ?, ?)",
+                    (memory_id, fact.predicate, " ".join(fact.args), fact.value),
                 )
             except sqlite3.IntegrityError as exc:
                 raise NotApplicable(update.memory, f"{fact} already holds") from exc

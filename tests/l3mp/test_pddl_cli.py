@@ -16,12 +16,15 @@ from l3mp.cli import main
 from l3mp.pipelines import DomainClash, install_domain
 from l3mp.settings import Settings
 from l3mp.wiring import open_store
-from planning import problem_pddl, solve
+from planning import ActionEvaluator, World, problem_pddl, solve
 from planning.pddl_io import load_domain_file, read_problem, read_text
 from planning.validate import validate_plan
 
 IPC = FIXTURES / "ipc"
-CASES = sorted(d for d in IPC.iterdir() if (d / "p01.pddl").is_file())
+# the classical ones, then those with IPC action costs (tests/fixtures/ipc/costs)
+CASES = sorted(d for d in IPC.iterdir() if (d / "p01.pddl").is_file()) + sorted(
+    d for d in (IPC / "costs").iterdir() if (d / "p01.pddl").is_file()
+)
 
 
 @pytest.fixture
@@ -87,7 +90,14 @@ def test_import_holds_the_init_and_plans_back_to_a_valid_plan(
     # plan from the memory's state with the problem's goal; the original files judge the plan
     result = solve(domain, problem_pddl(domain, entities, facts, problem.goal))
     assert result.solved, result.message
-    assert validate_plan(domain.pddl, text, result.plan, case / "p01.pddl").valid
+    validation = validate_plan(domain.pddl, text, result.plan, case / "p01.pddl")
+    assert validation.valid
+    if domain.costs:  # our evaluator's cost from the memory's state equals unified-planning's
+        world = World(domain, entities, facts)
+        outcome = ActionEvaluator(domain).validate(result.plan, world, problem.goal)
+        assert outcome.executable and outcome.goal_reached
+        assert validation.cost is not None and outcome.cost == pytest.approx(validation.cost)
+        assert any(f.value is not None for f in facts) == bool(domain.functions)
 
 
 def test_a_second_problem_reuses_the_installed_domain(
