@@ -1,0 +1,95 @@
+"""What home to build (:class:`HomeSpec`) and the home built (:class:`Home`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from kg_memory.model import Entity, Fact
+from sim._catalogue import (
+    ROBOT,
+    fixture_count,
+    room_kinds,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class HomeSpec:
+    """What home to build; the defaults are the paper's scale (30-40 rooms, 140-160 items, 20-30 people).
+
+    Furniture and appliances are not counted here: each room gets those of its kind.
+    ``undescriptive_names`` gives every entity an ``object_17`` style PDDL name (types and labels stay
+    descriptive), to test that nothing relies on names carrying meaning.
+    """
+
+    seed: int = 0
+    rooms: int = 35
+    items: int = 150
+    people: int = 25
+    undescriptive_names: bool = False
+
+    def __post_init__(self) -> None:
+        if self.rooms < 1:
+            raise ValueError(f"a home needs at least one room, not {self.rooms}")
+        if self.items < 0 or self.people < 0:
+            raise ValueError(f"counts cannot be negative (items={self.items}, people={self.people})")
+
+    @classmethod
+    def scaled(cls, total_entities: int, seed: int = 0, *, undescriptive_names: bool = False) -> HomeSpec:
+        """A spec of about ``total_entities`` entities with the paper-scale home's proportions."""
+        if total_entities < 1:
+            raise ValueError(f"total_entities must be positive, not {total_entities}")
+        base = cls()
+        factor = total_entities / base.entity_count()
+        return cls(
+            seed=seed,
+            rooms=max(1, round(base.rooms * factor)),
+            items=round(base.items * factor),
+            people=round(base.people * factor),
+            undescriptive_names=undescriptive_names,
+        )
+
+    def entity_count(self) -> int:
+        """The exact number of entities :func:`generate_home` makes (the domain's constants excluded)."""
+        fixtures = sum(fixture_count(kind) for kind in room_kinds(self.rooms))
+        return self.rooms + fixtures + self.items + self.people
+
+
+@dataclass(frozen=True, slots=True)
+class Home:
+    """A generated home: its entities, its initial state and lookups over what never changes.
+
+    ``entities`` excludes the domain's constants (``robot_1`` and the liquids), which every memory of the
+    domain already knows; ``constants`` labels them and ``by_name`` covers both. The lookups hold static
+    structure only (where furniture stands, which rooms connect); where items and people are is state,
+    read from the facts.
+    """
+
+    spec: HomeSpec
+    entities: tuple[Entity, ...]  # rooms, receptacles, appliances, people, items
+    facts: frozenset[Fact]
+    rooms: tuple[str, ...]
+    receptacles: tuple[str, ...]
+    appliances: tuple[str, ...]
+    people: tuple[str, ...]
+    items: tuple[str, ...]
+    constants: tuple[Entity, ...]
+    by_name: Mapping[str, Entity] = field(compare=False, repr=False)
+    by_type: Mapping[str, tuple[str, ...]] = field(compare=False, repr=False)  # concrete type -> names
+    room_of: Mapping[str, str] = field(compare=False, repr=False)  # receptacle or appliance -> its room
+    neighbours: Mapping[str, tuple[str, ...]] = field(compare=False, repr=False)  # room -> connected rooms
+    faucet_of: Mapping[str, str] = field(compare=False, repr=False)  # sink -> its faucet
+    receptacles_for: Mapping[str, tuple[str, ...]] = field(compare=False, repr=False)  # item type -> homes
+    robot: str = ROBOT
+
+    def label(self, name: str) -> str:
+        entity = self.by_name.get(name)
+        return entity.label if entity else name
+
+    def of_type(self, *types: str) -> tuple[str, ...]:
+        """Names of the entities of these concrete types, in generation order."""
+        return tuple(name for type_ in types for name in self.by_type.get(type_, ()))
+
+    def in_room(self, room: str) -> tuple[str, ...]:
+        """The receptacles and appliances standing in ``room``."""
+        return tuple(n for n in (*self.receptacles, *self.appliances) if self.room_of[n] == room)
