@@ -139,7 +139,7 @@ class ThorNames:
 
 
 def _type_of_id(object_id: str) -> str:
-    """``Apple|…`` → ``Apple``; a sub-object ``Sink|…|SinkBasin`` → ``SinkBasin``; ``…|AppleSliced_0`` → ``AppleSliced``."""
+    """``Apple|…`` → ``Apple``; ``Sink|…|SinkBasin`` → ``SinkBasin``; ``…|AppleSliced_0`` → ``AppleSliced``."""
     parts = object_id.split("|")
     last = parts[-1] if len(parts) > 4 else parts[0]
     head = re.match(r"[A-Za-z]+", last)

@@ -53,7 +53,6 @@
   ; GetInteractablePoses then TeleportFull: the object is then in reach; THOR reports what else is.
   (:action go_to
     :parameters (?a - agent ?o - thing)
-    :precondition (not (near ?a ?o))
     :effect (near ?a ?o))
 
   (:action pick_up
