@@ -71,7 +71,7 @@ class ReplayResult:
         return totals["actions_matched"] == totals["interactions"] and totals["steps_agreeing"] == totals["steps"]
 
     def to_json(self) -> dict[str, Any]:
-        return {"trace": self.trace, "scene": self.scene, "steps": [s.to_json() for s in self.steps], **self.totals}
+        return {"trace": self.trace, "scene": self.scene, "per_step": [s.to_json() for s in self.steps], **self.totals}
 
 
 def replay_trace(path: Path, store: GraphStore, memory: str, *, scene_file: Path | None = None) -> ReplayResult:

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import require_thor_data, thor_files
+
 from kg_memory import DomainRegistry, UpdateStatus, WorldMemory
 from kg_memory.stores import SQLiteStore
 from l3mp.pipelines import SensorUpdater

@@ -35,7 +35,7 @@ class ScriptedBackend:
         self.scene_name = str(config.get("scene", "FloorPlan1_physics"))
         self.objects: dict[str, dict[str, Any]] = {k: copy.deepcopy(dict(v)) for k, v in scene.items()}
         start = config.get("agent", {"x": 0.0, "y": 0.9, "z": 0.0})
-        self.agent = {"position": dict(start), "rotation": {"x": 0.0, "y": 0.0, "z": 0.0}, "cameraHorizon": 0.0}
+        self.agent: dict[str, Any] = {"position": dict(start), "rotation": {"x": 0.0, "y": 0.0, "z": 0.0}}
         self.refusals = [dict(r) for r in config.get("refuse", ())]
         self.inventory: list[dict[str, str]] = [
             {"objectId": k, "objectType": o["objectType"]} for k, o in self.objects.items() if o["isPickedUp"]
@@ -160,7 +160,7 @@ class ScriptedBackend:
 
     def _see(self) -> None:
         """THOR's ``visible``, by rule: within the visibility distance of the agent (no occlusion)."""
-        here = self.agent["position"]
+        here: dict[str, float] = self.agent["position"]
         for obj in self.objects.values():
             where = obj["position"]
             distance = math.dist((here["x"], here["z"]), (where["x"], where["z"]))

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import require_thor_data, thor_files
+
 from kg_memory import DomainRegistry
 from kg_memory.stores import SQLiteStore
 from sim.thor import replay_trace
@@ -41,7 +41,9 @@ def test_an_action_other_than_the_recorded_one_is_refused_and_disagrees(tmp_path
 
     path = require_thor_data() / "traces" / "pickup_mug.json.gz"
     config = {"backend": "replay", "trace": str(path), "log": str(tmp_path / "wire.jsonl")}
-    controller = Controller(local_executable_path=str(write_executable(tmp_path, config)), scene="FloorPlan1", x_display=":0")
+    controller = Controller(
+        local_executable_path=str(write_executable(tmp_path, config)), scene="FloorPlan1", x_display=":0"
+    )
     try:
         event = controller.step(action="PickupObject", objectId="Mug|-01.76|+00.90|-00.62", forceAction=True)
     finally:

@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from conftest import unique_name
+from thor_support import kitchen_memory, scene
+
 from kg_memory import DomainRegistry, Fact, UpdateStatus
 from kg_memory.stores import SQLiteStore
 from l3mp.llm import Message, ScriptedModel
 from l3mp.pipelines import NLUpdateConfig, NLUpdater
-from thor_support import kitchen_memory, scene
 
 MUG, SINK = "Mug|-01.76|+00.90|-00.62", "Sink|-01.90|+00.97|-01.50|SinkBasin"
 REPORT = "Someone put the mug in the sink."

@@ -9,14 +9,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-
 from conftest import unique_name
+from thor_support import kitchen_memory, scripted_env, wire
+
 from kg_memory import DomainRegistry
 from kg_memory.stores import SQLiteStore
 from l3mp.llm import Message, ScriptedModel
 from l3mp.pipelines import PlanConfig
 from l3mp.runtime import Environment, ReplanCause, Runtime, RuntimeConfig, TaskStatus
-from thor_support import kitchen_memory, scripted_env, wire
 
 MUG, SINK = "Mug|-01.76|+00.90|-00.62", "Sink|-01.90|+00.97|-01.50|SinkBasin"
 REFUSAL = "No valid positions to place object found"

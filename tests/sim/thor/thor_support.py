@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ai2thor.controller import Controller
-
 from conftest import require_thor_data
+
 from kg_memory import GraphStore, WorldMemory
 from l3mp.pipelines import SensorUpdater
 from perception import ThorNames, thor_observation
@@ -34,7 +34,9 @@ def scripted_env(folder: Path, domain: Any, *, refuse: list[dict[str, Any]] | No
         "refuse": refuse or [],
         "log": str(folder / "wire.jsonl"),
     }
-    controller = Controller(local_executable_path=str(write_executable(folder, config)), scene="FloorPlan1", x_display=":0")
+    controller = Controller(
+        local_executable_path=str(write_executable(folder, config)), scene="FloorPlan1", x_display=":0"
+    )
     return ThorEnvironment(controller, domain, view="visible")
 
 
