@@ -13,8 +13,7 @@ from typing import Any
 
 import click
 
-from l3mp.cli import CliState
-from l3mp.cli._base import json_option, pass_state
+from l3mp.cli import CliState, json_option, pass_state
 
 
 @click.group()

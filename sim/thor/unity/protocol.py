@@ -19,7 +19,6 @@ from __future__ import annotations
 import copy
 import gzip
 import json
-import os
 import struct
 import sys
 from collections.abc import Mapping, Sequence
@@ -126,7 +125,7 @@ def write_executable(folder: Path, config: Mapping[str, Any]) -> Path:
         f"#!{sys.executable}\n"
         "import sys\n"
         f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
-        "from unity.protocol import main\n"
+        "from unity.run import main\n"
         f"sys.exit(main({json.dumps(dict(config))!r}, sys.argv[1:]))\n",
         encoding="utf-8",
     )
@@ -134,31 +133,7 @@ def write_executable(folder: Path, config: Mapping[str, Any]) -> Path:
     return script
 
 
-def main(config_text: str, argv: Sequence[str]) -> int:
-    """Entry point of the executable: ``argv`` is what the controller passes Unity (screen size)."""
-    from .replay import ReplayBackend
-    from .scripted import ScriptedBackend
-
-    config = json.loads(config_text)
-    backend: Backend
-    if config["backend"] == "replay":
-        scene = config.get("scene_file")
-        objects = list(load_json(Path(scene)).values()) if scene else None
-        backend = ReplayBackend(load_json(Path(config["trace"])), objects)
-    else:
-        backend = ScriptedBackend(load_json(Path(config["scene_file"])), config)
-    size = (_flag(argv, "-screen-width", 300), _flag(argv, "-screen-height", 300))
-    peer = FifoPeer(os.environ["AI2THOR_FIFO_SERVER_PIPE_PATH"], os.environ["AI2THOR_FIFO_CLIENT_PIPE_PATH"])
-    log = Path(config["log"]) if config.get("log") else None
-    return serve(backend, peer, log, size)
-
-
 def load_json(path: Path) -> Any:
     """A ``.json`` or ``.json.gz`` file the lab has already checked (see ``sim.thor.data``)."""
     raw = path.read_bytes()
     return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-
-
-def _flag(argv: Sequence[str], flag: str, default: int) -> int:
-    args = list(argv)
-    return int(args[args.index(flag) + 1]) if flag in args[:-1] else default
