@@ -40,6 +40,7 @@ class ObservedEntity(BaseModel):
     label: str = ""
     properties: tuple[str, ...] = ()
     relations: tuple[tuple[str, str], ...] = ()
+    attrs: dict[str, str | int | float | bool] = Field(default_factory=dict)  # e.g. a simulator's own id
 
     @field_validator("name", "type")
     @classmethod
@@ -62,7 +63,7 @@ class ObservedEntity(BaseModel):
         return frozenset((*unary, *binary))
 
     def entity(self) -> Entity:
-        return Entity(self.name, self.type, self.label)
+        return Entity(self.name, self.type, self.label, self.attrs)
 
 
 class Observation(BaseModel):

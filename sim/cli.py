@@ -65,6 +65,21 @@ def demo(state: CliState) -> int:
 
 
 @click.command()
+@click.option(
+    "--env",
+    "env_name",
+    type=click.Choice(["sim", "thor"]),
+    default="sim",
+    show_default=True,
+    help="the text simulator, or AI2-THOR (needs a Unity build: --executable)",
+)
+@click.option("--scene", default="FloorPlan1", show_default=True, help="AI2-THOR scene (--env thor)")
+@click.option(
+    "--executable",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="a local AI2-THOR Unity build (--env thor; default: AI2THOR_EXECUTABLE)",
+)
+@click.option("--force-action", is_flag=True, help="send forceAction with every THOR action (--env thor)")
 @click.option("--memory", default="home", show_default=True)
 @click.option("--steps", type=int, default=40, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -82,6 +97,10 @@ def demo(state: CliState) -> int:
 @pass_state
 def daemon(
     state: CliState,
+    env_name: str,
+    scene: str,
+    executable: Path | None,
+    force_action: bool,
     memory: str,
     steps: int,
     seed: int,
@@ -93,10 +112,15 @@ def daemon(
     report: Path,
     inbox: Path | None,
 ) -> int:
-    """Run the robot runtime against the text household simulator."""
+    """Run the robot runtime against the text household simulator (or AI2-THOR: --env thor)."""
     from l3mp.runtime import read_inbox
     from sim.daemon import DaemonConfig
 
+    queued = read_inbox(inbox.read_text(encoding="utf-8")) if inbox else ()
+    if env_name == "thor":
+        build = executable or _thor_build()
+        thor = {"scene": scene, "executable": build, "force_action": force_action, "memory": memory, "steps": steps}
+        return _run_thor(state, thor, retriever, real_model, report, queued)
     config = DaemonConfig(
         memory=memory,
         steps=steps,
@@ -105,9 +129,62 @@ def daemon(
         event_rate=event_rate,
         error_rate=error_rate,
         retriever=retriever or state.settings().retriever,
-        inbox=read_inbox(inbox.read_text(encoding="utf-8")) if inbox else (),
+        inbox=queued,
     )
     return _run_daemon(state, config, report, real_model=real_model)
+
+
+def _thor_build() -> Path:
+    import os
+
+    named = os.environ.get("AI2THOR_EXECUTABLE")
+    if not named:
+        raise click.ClickException(
+            "--env thor needs a local AI2-THOR Unity build: pass --executable PATH (or set AI2THOR_EXECUTABLE). "
+            "Without a build, `l3mp thor replay` runs recorded sessions."
+        )
+    return Path(named)
+
+
+def _run_thor(
+    state: CliState,
+    thor: dict[str, Any],
+    retriever: str | None,
+    real_model: bool,
+    report_path: Path,
+    inbox: tuple[dict[str, str], ...],
+) -> int:
+    import json
+
+    from l3mp.wiring import configured_model
+    from sim.thor.daemon import ThorDaemonConfig, run_thor_daemon
+    from sim.thor.environment import ThorConfig
+
+    build: Path = thor["executable"]
+    if not build.is_file():
+        raise click.ClickException(f"{build}: no AI2-THOR build there (a Unity executable is needed)")
+    settings = state.settings()
+    config = ThorDaemonConfig(
+        ThorConfig(scene=thor["scene"], executable=str(build), force_action=thor["force_action"]),
+        memory=thor["memory"],
+        steps=thor["steps"],
+        retriever=retriever or settings.retriever,
+        inbox=inbox,
+    )
+    model = configured_model(settings) if real_model else None
+    with state.opened_store(settings) as store:
+        run = run_thor_daemon(store, config, state.console, model)
+    report_path.parent.mkdir(parents=True, exist_ok=True)
+    record = {
+        "model": run.model,
+        "seconds": round(run.seconds, 1),
+        "forced_steps": run.forced,
+        "run": run.report.to_json(),
+    }
+    report_path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    summary = run.report.summary()
+    state.console.print(f"tasks {summary['tasks']}, forced steps {run.forced}; report written to {report_path}")
+    return 0
 
 
 def _run_daemon(state: CliState, config: Any, report_path: Path, *, real_model: bool, **defaults: Any) -> int:

@@ -119,3 +119,30 @@ class SetView:
     def facts_about(self, names: Iterable[str]) -> frozenset[Fact]:
         wanted = set(names)
         return frozenset(f for f in self._facts if not f.args or wanted & set(f.args))
+
+
+# AI2-THOR recordings (../shared/thor beside the checkout: see its README). In CI they must be there.
+THOR_DATA = Path(os.environ.get("L3MP_THOR_DATA") or ROOT / ".." / "shared" / "thor")
+
+
+def require_thor_data() -> Path:
+    """The recordings' folder; a missing one fails under ``CI=true`` and skips elsewhere."""
+    if (THOR_DATA / "scenes").is_dir() and (THOR_DATA / "traces").is_dir():
+        return THOR_DATA
+    message = f"the AI2-THOR recordings are not at {THOR_DATA.resolve()} (../shared/thor beside the checkout)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message + " — in CI the THOR tests must run, not skip", pytrace=False)
+    pytest.skip(message)
+
+
+def thor_files(kind: str) -> list[str]:
+    """File names under ``scenes`` or ``traces`` for parametrizing; one placeholder when the folder is absent."""
+    folder = THOR_DATA / kind
+    return sorted(p.name for p in folder.glob("*.json.gz")) if folder.is_dir() else ["(recordings missing)"]
+
+
+@pytest.fixture
+def thor_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """ai2thor's Controller writes under ~/.ai2thor: a temporary HOME keeps tests out of the user's."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return tmp_path

@@ -31,6 +31,7 @@ COMMANDS: dict[str, Lazy] = {
     "sim": Lazy("sim.cli:sim", "the text household simulator"),
     "demo": Lazy("sim.cli:demo", "the robot runtime on a fresh paper-scale simulated home (under 5 minutes)"),
     "daemon": Lazy("sim.cli:daemon", "run the robot runtime against the text household simulator"),
+    "thor": Lazy("sim.thor.cli:thor", "AI2-THOR: import scenes, replay recorded sessions through the real Controller"),
     "bench": Lazy("experiments.cli:bench", "experiments and benchmarks (the paper's and ours): tables and JSON"),
 }
 

@@ -1,0 +1,202 @@
+"""AI2-THOR as the runtime's :class:`~l3mp.runtime.Environment`, on a real ``ai2thor.controller.Controller``.
+
+Each PDDL action of the ``thor`` domain becomes the exact ai2thor 5.0.0 action dict (``PutObject`` with
+the receptacle's ``objectId``; ``go_to`` is ``GetInteractablePoses`` then ``TeleportFull`` to the first
+pose). Success is THOR's ``lastActionSuccess``; a refusal carries THOR's ``errorMessage`` into the step
+outcome, so the runtime replans. What the world looks like afterwards is re-read from THOR's metadata
+every time (physics moves things on its own): nothing is predicted here. ``forceAction`` is sent only
+when configured, and every executed step records whether it was forced.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kg_memory.domain import Domain
+from kg_memory.model import Delta, Fact
+from l3mp.runtime import TaskRequest
+from perception import Observation, ThorNames, scene_objects, thor_facts, thor_observation
+from perception.thor import View
+from planning.evaluator import ActionEvaluator, GroundAction, StepOutcome
+from planning.goal import parse_goal
+from planning.world import World
+from sim.errors import SimulationError
+
+# PDDL action → (THOR action, index of the argument whose objectId is sent, or None).
+INTERACTIONS: dict[str, tuple[str, int | None]] = {
+    "pick_up": ("PickupObject", 1),
+    "put": ("PutObject", 2),
+    "drop": ("DropHandObject", None),
+    "open": ("OpenObject", 1),
+    "close": ("CloseObject", 1),
+    "toggle_on": ("ToggleObjectOn", 1),
+    "toggle_off": ("ToggleObjectOff", 1),
+    "clean": ("CleanObject", 1),
+    "fill": ("FillObjectWithLiquid", 1),
+    "empty": ("EmptyLiquidFromObject", 1),
+    "slice": ("SliceObject", 1),
+}
+
+
+class ThorActionError(SimulationError):
+    """A PDDL action the thor domain does not have, or one naming unknown objects."""
+
+
+def action_dicts(action: GroundAction, names: ThorNames, *, force: bool = False) -> dict[str, Any]:
+    """The ai2thor 5.0.0 action dict for an interaction (``go_to`` takes two steps: see ``ThorEnvironment``)."""
+    if action.name not in INTERACTIONS:
+        raise ThorActionError(f"{action}: the thor domain has no interaction named {action.name}")
+    thor_action, target = INTERACTIONS[action.name]
+    sent: dict[str, Any] = {"action": thor_action}
+    if target is not None:
+        if len(action.args) <= target:
+            raise ThorActionError(f"{action}: {action.name} needs {target + 1} arguments")
+        sent["objectId"] = names.object_id(action.args[target])
+    if action.name == "fill":
+        sent["fillLiquid"] = "water"
+    if force:
+        sent["forceAction"] = True
+    return sent
+
+
+@dataclass(frozen=True, slots=True)
+class ThorConfig:
+    """How to start THOR: ``executable`` is a local build (ai2thor's ``local_executable_path``)."""
+
+    scene: str = "FloorPlan1"
+    executable: str | None = None
+    force_action: bool = False
+    view: View = "visible"
+    x_display: str | None = None
+    width: int = 300
+    height: int = 300
+    init: Mapping[str, Any] = field(default_factory=dict)  # Initialize parameters, e.g. gridSize
+
+
+class ThorEnvironment:
+    """:class:`Environment` over a running ``Controller``; ``log`` records every step sent to THOR."""
+
+    def __init__(self, controller: Any, domain: Domain, *, force_action: bool = False, view: View = "visible") -> None:
+        self.controller = controller
+        self.domain = domain
+        self.force_action = force_action
+        self.view = view
+        self.names = ThorNames(str(o["objectId"]) for o in scene_objects(self.metadata))
+        self.log: list[dict[str, Any]] = []
+        self.time_step = 0
+        self._reports: deque[str] = deque()
+        self._tasks: deque[TaskRequest] = deque()
+        self._evaluator = ActionEvaluator(domain)
+
+    @classmethod
+    def start(cls, config: ThorConfig, domain: Domain) -> ThorEnvironment:
+        """Start THOR through ai2thor's Controller (a local build, or the build it downloads)."""
+        from ai2thor.controller import Controller
+
+        controller = Controller(
+            local_executable_path=config.executable,
+            scene=config.scene,
+            x_display=config.x_display,
+            width=config.width,
+            height=config.height,
+            **dict(config.init),
+        )
+        return cls(controller, domain, force_action=config.force_action, view=config.view)
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        return self.controller.last_event.metadata  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        self.controller.stop()
+
+    # -- feeding it --------------------------------------------------------------------------------
+
+    def say(self, text: str) -> None:
+        self._reports.append(text)
+
+    def add_task(self, text: str, goal: str | None = None) -> TaskRequest:
+        request = TaskRequest(text, goal)
+        self._tasks.append(request)
+        return request
+
+    # -- Environment -------------------------------------------------------------------------------
+
+    def observe(self) -> Observation:
+        self.time_step += 1
+        return thor_observation(self.metadata, self.names, self.domain, view=self.view, time_step=self.time_step)
+
+    def execute(self, action: GroundAction) -> StepOutcome:
+        try:
+            if action.name == "go_to":
+                return self._go_to(action)
+            return self._send(action, action_dicts(action, self.names, force=self.force_action))
+        except ThorActionError as exc:
+            return StepOutcome(action, False, Delta(), (str(exc),))
+
+    def step(self, sent: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Send one action dict as it is (e.g. a recorded navigation step); the metadata that came back."""
+        event = self.controller.step(action=dict(sent))
+        metadata: Mapping[str, Any] = event.metadata
+        self.log.append(
+            {
+                "sent": dict(sent),
+                "success": bool(metadata["lastActionSuccess"]),
+                "error": metadata.get("errorMessage") or "",
+                "forced": bool(sent.get("forceAction")),
+            }
+        )
+        return metadata
+
+    def next_report(self) -> str | None:
+        return self._reports.popleft() if self._reports else None
+
+    def next_task(self) -> TaskRequest | None:
+        return self._tasks.popleft() if self._tasks else None
+
+    def advance(self) -> None:
+        """THOR's physics runs on its own; the next observation reads what it did."""
+
+    def truth(self) -> frozenset[Fact] | None:
+        return thor_facts(self.metadata, self.names, self.domain)
+
+    def judge(self, task: TaskRequest, goal: str | None) -> bool | None:
+        """Whether the goal holds in what THOR reports now (not in the memory)."""
+        if not goal:
+            return None
+        observation = thor_observation(self.metadata, self.names, self.domain)
+        entities = [e.entity() for e in observation.entities if e.name not in self.domain.constants]
+        return self._evaluator.evaluate(parse_goal(goal), World(self.domain, entities, observation.facts()))
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def _send(self, action: GroundAction, sent: Mapping[str, Any]) -> StepOutcome:
+        metadata = self.step(sent)
+        if metadata["lastActionSuccess"]:
+            return StepOutcome(action, True, Delta())
+        error = metadata.get("errorMessage") or "no reason given"
+        return StepOutcome(action, False, Delta(), (f"{action}: THOR refused {sent['action']}: {error}",))
+
+    def _go_to(self, action: GroundAction) -> StepOutcome:
+        if len(action.args) != 2:
+            return StepOutcome(action, False, Delta(), (f"{action}: go_to takes an agent and an object",))
+        target = self.names.object_id(action.args[1])
+        metadata = self.step({"action": "GetInteractablePoses", "objectId": target})
+        poses = metadata.get("actionReturn") if metadata["lastActionSuccess"] else None
+        if not poses:
+            error = metadata.get("errorMessage") or "THOR found no pose from which it can be reached"
+            return StepOutcome(action, False, Delta(), (f"{action}: {error}",))
+        pose = poses[0]
+        teleport: dict[str, Any] = {
+            "action": "TeleportFull",
+            "position": {k: pose[k] for k in ("x", "y", "z")},
+            "rotation": {"x": 0.0, "y": pose["rotation"], "z": 0.0},
+            "horizon": pose["horizon"],
+            "standing": pose["standing"],
+        }
+        if self.force_action:
+            teleport["forceAction"] = True
+        return self._send(action, teleport)
