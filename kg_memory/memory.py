@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kg_memory import operations
+from kg_memory import exchange, operations
+from kg_memory._caps import capped
 from kg_memory.domain import Domain
 from kg_memory.errors import InvalidValue, VersionConflict
+from kg_memory.history import MAX_PAGE, NO_ENTITY, HistoryQuery, Interval, intervals
 from kg_memory.model import (
     Delta,
     Entity,
@@ -134,7 +136,48 @@ class WorldMemory:
         return operations.state_at(self.store, self.store.domains, self.name, version)
 
     def export(self) -> dict[str, Any]:
+        """The one-document export (small memories; see :meth:`export_lines` for any size)."""
         return operations.export_memory(self.store, self.name)
+
+    def export_lines(self) -> Iterator[str]:
+        """The memory as JSON Lines, streamed page by page (:mod:`kg_memory.exchange`)."""
+        return exchange.export_lines(self.store, self.name)
+
+    # -- history queries (through the stores' indexes) ---------------------------------------
+
+    def query_history(self, query: HistoryQuery | None = None, **filters: Any) -> list[Update]:
+        """One page of updates: ``query`` or its fields as keywords (entity, since, until, source,
+        status, after, before, limit, newest_first, seen_only). The next page: ``after`` = the
+        last update's ``seq`` (``before`` when newest first)."""
+        return self.store.query_history(self.name, query or HistoryQuery(**filters))
+
+    def last_seen(self, entity: str) -> Update | None:
+        """The last perception update in which ``entity`` was seen (or changed), if any."""
+        found = self.store.query_history(
+            self.name, HistoryQuery(entity=entity, seen_only=True, newest_first=True, limit=1)
+        )
+        return found[0] if found else None
+
+    def fact_intervals(self, fact: Fact) -> list[Interval]:
+        """When ``fact`` held: derived from the log (the updates that touched its first argument)."""
+        key = fact.args[0] if fact.args else NO_ENTITY
+        horizon = self.store.horizon(self.name)
+        held = horizon is not None and fact in self.state_at(horizon[0]).facts
+        updates: list[Update] = []
+        after = 0
+        while True:
+            page = self.store.query_history(self.name, HistoryQuery(entity=key, after=after, limit=MAX_PAGE))
+            updates += [u for u in page if fact in u.delta.add or fact in u.delta.remove]
+            if len(page) < MAX_PAGE:
+                break
+            after = page[-1].seq
+        return intervals(fact, updates, held_before=held)
+
+    def compact(self, before_version: int, *, input: str = "") -> Update:
+        """Opt-in retention: drop the history up to ``before_version`` (kept as a checkpoint and
+        per-entity summaries), recorded as a compaction update. ``state_at`` an earlier version
+        then raises :class:`HistoryCompacted`."""
+        return operations.compact(self.store, self.name, before_version, input=input)
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -185,7 +228,7 @@ class WorldMemory:
             outcome.version,
             meta=meta or {},
         )
-        return self.store.record(rejected)
+        return self.store.record(capped(rejected))
 
     def try_apply(
         self,
@@ -248,7 +291,7 @@ class WorldMemory:
             version=self.version,
             meta=meta or {},
         )
-        return self.store.record(update)
+        return self.store.record(capped(update))
 
     def add_entities(self, entities: Iterable[Entity], *, input: str = "", facts: Iterable[Fact] = ()) -> Update:
         """Perception's write: new entities, with the facts that place them."""
@@ -268,6 +311,7 @@ class WorldMemory:
                 update_id,
                 f"it created entities ({created}), which a revert cannot remove; have perception correct their facts",
             )
+        self._check_not_reverted(original)
         return self.apply(
             original.delta.inverse(),
             source=UpdateSource.REVERT,
@@ -276,7 +320,32 @@ class WorldMemory:
             meta={"reverts": update_id},
         )
 
+    def _check_not_reverted(self, original: Update) -> None:
+        """A second revert would undo whatever restored the update's effects since."""
+        after = original.seq
+        while True:
+            page = self.store.query_history(
+                self.name, HistoryQuery(source=UpdateSource.REVERT, status=UpdateStatus.APPLIED, after=after, limit=500)
+            )
+            for update in page:
+                if update.meta.get("reverts") == original.id:
+                    raise InvalidValue(
+                        "update to revert",
+                        original.id,
+                        f"it was already reverted by update {update.id} (version {update.version})",
+                    )
+            if len(page) < 500:
+                return
+            after = page[-1].seq
+
     @classmethod
     def import_(cls, store: GraphStore, data: Mapping[str, Any], name: str | None = None) -> WorldMemory:
-        record = operations.import_memory(store, data, name)
+        """Recreate a memory from the one-document export, verified like a stream."""
+        record = exchange.import_stream(store, exchange.document_lines(data), name)
+        return cls.open(store, record.name)
+
+    @classmethod
+    def import_lines(cls, store: GraphStore, lines: Iterable[str | bytes], name: str | None = None) -> WorldMemory:
+        """Recreate a memory from a JSON Lines export (any size, in constant memory)."""
+        record = exchange.import_stream(store, exchange.parse_lines(lines), name)
         return cls.open(store, record.name)

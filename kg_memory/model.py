@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import enum
 import json
+import math
 import re
 import uuid
 from collections.abc import Iterable, Mapping
@@ -166,6 +167,8 @@ class Entity:
         for key, value in dict(self.attrs).items():
             if not isinstance(key, str) or not isinstance(value, str | int | float | bool):
                 raise InvalidValue("entity attribute", {key: value}, "keys are strings, values str/int/float/bool")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise InvalidValue("entity attribute", {key: value}, "numbers must be finite (no Infinity or NaN)")
         object.__setattr__(self, "attrs", _frozen_mapping(self.attrs))
 
     @classmethod

@@ -1,18 +1,19 @@
 """Operations every store gets from the protocol's primitives: k-hop neighbourhoods,
-replay to a past version, and export/import of a memory as JSON."""
+replay to a past version and the one-document JSON export (streaming export and import are
+in :mod:`kg_memory.exchange`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Any
 
-from kg_memory.domain import Domain, DomainRegistry
+from kg_memory.domain import DomainRegistry
 from kg_memory.errors import InvalidValue, KgMemoryError
+from kg_memory.history import Checkpoint, HistoryCompacted, touched
 from kg_memory.model import (
     Delta,
-    Entity,
     Fact,
-    Memory,
     Neighbourhood,
     State,
     Update,
@@ -21,7 +22,6 @@ from kg_memory.model import (
     pddl_name,
 )
 from kg_memory.store import GraphStore, fact_order
-from kg_memory.verifier import Verifier
 
 EXPORT_FORMAT = "l3mp.memory/1"
 
@@ -68,11 +68,33 @@ def current_state(store: GraphStore, memory: str) -> State:
 
 
 def state_at(store: GraphStore, domains: DomainRegistry, memory: str, version: int) -> State:
-    """Rebuild the state after ``version`` by replaying the applied updates."""
+    """Rebuild the state after ``version``: the nearest checkpoint at or before it, plus the
+    applied updates since (at most ``store.checkpoint_every`` of them)."""
     record = store.get_memory(memory)
     if not isinstance(version, int) or isinstance(version, bool) or not 0 <= version <= record.version:
         raise InvalidValue("version", version, f"memory {memory!r} has versions 0..{record.version}")
-    entities = {e.name: e for e in domains.get(record.domain).constant_entities()}
+    horizon = store.horizon(memory)
+    if horizon is not None and version < horizon[0]:
+        raise HistoryCompacted(memory, version, horizon[0], horizon[1])
+    checkpoint = store.nearest_checkpoint(memory, version)
+    if checkpoint is None:
+        entities = {e.name: e for e in domains.get(record.domain).constant_entities()}
+        facts: set[Fact] = set()
+        base = 0
+    else:
+        entities = {e.name: e for e in checkpoint.entities}
+        facts = set(checkpoint.facts)
+        base = checkpoint.version
+    for update in store.applied_between(memory, base, version):
+        entities.update({e.name: e for e in update.delta.new_entities})
+        facts.difference_update(update.delta.remove)
+        facts.update(update.delta.add)
+    return State(entities, frozenset(facts), version)
+
+
+def full_replay(store: GraphStore, domains: DomainRegistry, memory: str, version: int) -> State:
+    """``state_at`` the slow way, from version 0 through the whole log (for tests and audits)."""
+    entities = {e.name: e for e in domains.get(store.get_memory(memory).domain).constant_entities()}
     facts: set[Fact] = set()
     for update in store.history(memory):
         if update.status is not UpdateStatus.APPLIED or update.version > version:
@@ -102,76 +124,47 @@ class ImportMismatch(KgMemoryError):
         super().__init__(f"import of {memory!r} failed: {problem}; nothing was imported")
 
 
-def import_memory(store: GraphStore, data: Mapping[str, Any], name: str | None = None) -> Memory:
-    """Recreate an exported memory under ``name`` (default: its own), history included.
-
-    The exported state is verified as a whole against its domain before anything is written,
-    so an import cannot bring in facts no update could have made. The history is replayed,
-    so past versions stay inspectable; an export without history becomes one ``api`` update.
-    The result is checked against the exported state.
-    """
-    if not isinstance(data, Mapping) or data.get("format") != EXPORT_FORMAT:
-        found = data.get("format") if isinstance(data, Mapping) else type(data).__name__
-        raise InvalidValue("memory export", found, f"expected format {EXPORT_FORMAT!r}")
-    try:
-        record = data["memory"]
-        target = pddl_name(name or record["name"], "memory")
-        entities = tuple(Entity.from_json(e) for e in data["entities"])
-        facts = frozenset(Fact.parse(f) for f in data["facts"])
-        history = [Update.from_json({**u, "memory": target}) for u in data.get("history", ())]
-    except (KeyError, TypeError, ValueError) as exc:  # missing keys, wrong shapes, unknown enum values
-        raise InvalidValue("memory export", _brief(data), f"it is malformed ({type(exc).__name__}: {exc})") from exc
-    _verify_export(store.domains.get(record["domain"]), target, entities, facts)
-    store.create_memory(target, record["domain"])
-    try:
-        _replay_into(store, target, entities, facts, history)
-        _check_import(store, target, data)
-    except BaseException:
-        store.delete_memory(target)
-        raise
-    return store.get_memory(target)
-
-
-def _brief(data: Mapping[str, Any]) -> str:
-    return f"{{{', '.join(sorted(map(str, data)))}}}"
-
-
-class _Empty:
-    """An empty state: the exported state is verified as if perception surveyed it afresh."""
-
-    def entities(self, names: Iterable[str]) -> Mapping[str, Entity]:
-        return {}
-
-    def facts_about(self, names: Iterable[str]) -> frozenset[Fact]:
-        return frozenset()
-
-
-def _verify_export(domain: Domain, target: str, entities: tuple[Entity, ...], facts: frozenset[Fact]) -> None:
-    created = tuple(e for e in entities if e.name not in domain.constants)
-    issues = Verifier(domain).verify(Delta(add=facts, new_entities=created), _Empty(), UpdateSource.SENSOR)
-    if issues:
-        shown = "; ".join(i.message for i in issues[:5])
-        more = f" (and {len(issues) - 5} more)" if len(issues) > 5 else ""
-        raise ImportMismatch(target, f"the exported state breaks its domain: {shown}{more}")
-
-
-def _replay_into(
-    store: GraphStore, target: str, entities: tuple[Entity, ...], facts: frozenset[Fact], history: list[Update]
-) -> None:
-    if not history:
-        constants = set(store.entities(target))
-        delta = Delta(add=facts, new_entities=tuple(e for e in entities if e.name not in constants))
-        history = [Update(target, UpdateSource.API, delta, UpdateStatus.APPLIED, input="import", version=1)]
-    for update in history:
-        if update.status is UpdateStatus.APPLIED:
-            store.commit(update, expected_version=update.version - 1)
-        else:
-            store.record(update)
-
-
-def _check_import(store: GraphStore, target: str, data: Mapping[str, Any]) -> None:
-    facts = {str(f) for f in store.facts(target)}
-    if facts != set(data["facts"]):
-        raise ImportMismatch(target, "replaying the history does not give the exported facts")
-    if set(store.entities(target)) != {e["name"] for e in data["entities"]}:
-        raise ImportMismatch(target, "replaying the history does not give the exported entities")
+def compact(store: GraphStore, memory: str, before_version: int, *, input: str = "") -> Update:
+    """Drop the history up to ``before_version`` into a checkpoint and per-entity summaries
+    (first and last time an update touched it, number of updates), recorded as a noop update
+    whose meta says what was compacted."""
+    record = store.get_memory(memory)
+    if not isinstance(before_version, int) or not 0 < before_version <= record.version:
+        raise InvalidValue("compaction horizon", before_version, f"memory {memory!r} has versions 1..{record.version}")
+    previous = store.horizon(memory)
+    if previous is not None and before_version <= previous[0]:
+        raise InvalidValue(
+            "compaction horizon", before_version, f"the history before {previous[0]} is compacted already"
+        )
+    state = state_at(store, store.domains, memory, before_version)
+    summaries = dict(previous[2]) if previous is not None else {}
+    after, dropped = 0, 0
+    while True:
+        page = store.history(memory, after, 5_000)
+        for update in page:
+            if update.version > before_version:
+                page = []
+                break
+            dropped += 1
+            for name in touched(update):
+                first, _, changes = summaries.get(name, (update.time.isoformat(), "", 0))
+                summaries[name] = (first, update.time.isoformat(), changes + 1)
+        if len(page) < 5_000:
+            break
+        after = page[-1].seq
+    when = datetime.now(UTC)
+    checkpoint = Checkpoint(before_version, tuple(sorted(state.entities.values(), key=lambda e: e.name)), state.facts)
+    removed = store.compact(memory, checkpoint, when, {n: list(v) for n, v in summaries.items()})
+    meta = {
+        "compaction": {"horizon": before_version, "updates_removed": removed, "entities_summarized": len(summaries)}
+    }
+    note = Update(
+        memory,
+        UpdateSource.API,
+        Delta(),
+        UpdateStatus.NOOP,
+        input or f"compact history before version {before_version}",
+        version=store.get_memory(memory).version,
+        meta=meta,
+    )
+    return store.record(note)

@@ -12,10 +12,12 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
 
 from kg_memory.domain import DomainRegistry
 from kg_memory.errors import InvalidValue
+from kg_memory.history import Checkpoint, HistoryQuery
 from kg_memory.model import Entity, Fact, Memory, Update
 
 
@@ -80,6 +82,7 @@ def dimension_clash(memory: str, new: int, stored: Iterable[int]) -> None:
 class GraphStore(Protocol):
     backend: str
     domains: DomainRegistry  # resolves each memory's domain by name
+    checkpoint_every: int  # a checkpoint of the state every this many versions
 
     def create_memory(self, name: str, domain: str) -> Memory:
         """Create an empty memory (holding the domain's constants) at version 0."""
@@ -157,5 +160,39 @@ class GraphStore(Protocol):
         ...
 
     def get_update(self, memory: str, update_id: str) -> Update: ...
+
+    # -- the history's indexes (see kg_memory.history) ----------------------------------------
+
+    def query_history(self, memory: str, query: HistoryQuery) -> list[Update]:
+        """One page of updates matching ``query``, through an index (never a scan of the log)."""
+        ...
+
+    def nearest_checkpoint(self, memory: str, version: int) -> Checkpoint | None:
+        """The latest checkpoint at or before ``version``. :meth:`commit` writes one, in its own
+        transaction, whenever the new version is a multiple of ``checkpoint_every``."""
+        ...
+
+    def applied_between(self, memory: str, after: int, upto: int) -> list[Update]:
+        """Applied updates with ``after < version <= upto``, in order (for replay)."""
+        ...
+
+    def horizon(self, memory: str) -> tuple[int, datetime, dict[str, Any]] | None:
+        """Version, time and per-entity summaries of the last compaction, if the history was compacted."""
+        ...
+
+    def load_history(self, memory: str, updates: Sequence[Update], checkpoints: Sequence[Checkpoint] = ()) -> None:
+        """Append verified, stamped updates (consecutive ``seq`` from the memory's next one) and
+        checkpoints without changing the state: an import's batch. Duplicate ids raise
+        :class:`NotApplicable` naming one, and nothing of the batch is written."""
+        ...
+
+    def load_state(self, memory: str, entities: Iterable[Entity], facts: Iterable[Fact]) -> None:
+        """Write an imported memory's final state (the entities not there yet, and the facts)."""
+        ...
+
+    def compact(self, memory: str, checkpoint: Checkpoint, when: datetime, summaries: dict[str, Any]) -> int:
+        """Drop the log up to ``checkpoint.version``, keeping that checkpoint and ``summaries``;
+        the number of updates dropped."""
+        ...
 
     def close(self) -> None: ...

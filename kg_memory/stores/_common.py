@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -62,3 +63,10 @@ def check_record(update: Update) -> None:
 def stamp(update: Update, *, seq: int, version: int) -> Update:
     """The update as stored: its place in the history and the version it left."""
     return replace(update, seq=seq, version=version)
+
+
+def check_load(memory: str, updates: Sequence[Update]) -> None:
+    """An import's batch: stamped updates of one memory, in consecutive ``seq`` order."""
+    for before, after in itertools.pairwise(updates):
+        if after.seq != before.seq + 1:
+            raise NotApplicable(memory, f"update {after.id} has seq {after.seq}, expected {before.seq + 1}")

@@ -14,7 +14,6 @@ from kg_memory.domain import Domain
 from kg_memory.errors import InvalidValue, NotApplicable, UnknownMemory
 from kg_memory.model import Entity, Fact, Update, is_pddl_name
 from kg_memory.store import Embeddings, dimension_clash
-from kg_memory.stores._common import UPDATE_COLUMNS, update_row
 
 
 def quote(identifier: str) -> str:
@@ -183,15 +182,6 @@ def _add_fact_nodes(tx: neo4j.ManagedTransaction, memory: str, group: list[Fact]
         rows=[{"predicate": f.predicate, "args": list(f.args), "key": fact_key(f), "value": f.value} for f in group],
         memory=memory,
     ).consume()
-
-
-def log_update(tx: neo4j.ManagedTransaction, update: Update) -> None:
-    row = update_row(update)
-    tx.run(
-        "CREATE (u:Update {memory: $memory}) SET u += $row",
-        memory=update.memory,
-        row={c: row[c] for c in UPDATE_COLUMNS},
-    )
 
 
 # -- embeddings: properties of the entity node, outside the history --------------------------

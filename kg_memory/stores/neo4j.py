@@ -37,12 +37,14 @@ from kg_memory.errors import (
     StoreFailure,
     StoreUnavailable,
     UnknownMemory,
-    UnknownUpdate,
     VersionConflict,
 )
+from kg_memory.history import DEFAULT_CHECKPOINT_EVERY
 from kg_memory.model import Entity, Fact, Memory, Update, pddl_name
 from kg_memory.store import Embeddings, embedding_rows, fact_order, float32_vector
-from kg_memory.stores._common import check_commit, check_record, stamp, update_from_row
+from kg_memory.stores import _neo4j_log as _history
+from kg_memory.stores._common import check_commit, check_record, stamp
+from kg_memory.stores._neo4j_history import HistoryMethods
 from kg_memory.stores._neo4j_tx import (
     change_facts,
     check_delta_names,
@@ -50,7 +52,6 @@ from kg_memory.stores._neo4j_tx import (
     facts_of_predicate,
     find_vector_index,
     lock_memory,
-    log_update,
     nearest,
     read_embeddings,
     vector_index_statement,
@@ -69,7 +70,6 @@ _SCHEMA = (
     "CREATE INDEX l3mp_entity_memory IF NOT EXISTS FOR (e:Entity) ON (e.memory)",
     "CREATE INDEX l3mp_fact_key IF NOT EXISTS FOR (f:Fact) ON (f.memory, f.key)",
     "CREATE INDEX l3mp_fact_memory IF NOT EXISTS FOR (f:Fact) ON (f.memory)",
-    "CREATE INDEX l3mp_update_id IF NOT EXISTS FOR (u:Update) ON (u.memory, u.id)",
 )
 
 _FACTS_OF_ENTITIES = """
@@ -91,7 +91,7 @@ _NULLARY = "MATCH (f:Fact {memory: $memory}) WHERE size(f.args) = 0 RETURN colle
 # thousands of rows a verification reads costs more than the query itself.
 
 
-class Neo4jStore:
+class Neo4jStore(HistoryMethods):
     backend = "neo4j"
 
     def __init__(
@@ -103,7 +103,9 @@ class Neo4jStore:
         database: str | None = None,
         timeout: float = 10.0,
         retry_time: float = 5.0,
+        checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
     ) -> None:
+        self.checkpoint_every = checkpoint_every
         self.uri = uri
         self.domains = domains or DomainRegistry()
         self._database = database
@@ -152,7 +154,7 @@ class Neo4jStore:
         is (Neo4j allows one): see :meth:`vector_index`. Neo4j indexes only vectors of the
         index's dimension; :meth:`nearest` scans exactly when the dimensions differ.
         """
-        statements = (*_SCHEMA, vector_index_statement(embedding_dimension))
+        statements = (*_SCHEMA, *_history.SCHEMA, vector_index_statement(embedding_dimension))
         with self._errors("init schema"), self._driver.session(database=self._database) as session:
             for statement in statements:
                 session.run(statement).consume()
@@ -243,7 +245,7 @@ class Neo4jStore:
             raise UnknownMemory(name)
         self._domain_of.pop(name, None)
         with self._errors("delete memory"), self._driver.session(database=self._database) as session:
-            for label in ("Fact", "Update", "Entity"):
+            for label in ("Fact", "Update", *_history.LABELS, "Entity"):
                 session.run(
                     f"MATCH (n:{label} {{memory: $name}}) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS",
                     name=name,
@@ -309,10 +311,15 @@ class Neo4jStore:
             change_facts(tx, update.memory, update.delta.remove, "remove")
             change_facts(tx, update.memory, update.delta.add, "add")
             stored = stamp(update, seq=seq, version=version + 1)
-            log_update(tx, stored)
+            _history.log(tx, [stored])
+            if stored.version % self.checkpoint_every == 0:  # in this transaction: all or nothing
+                self._write_checkpoint(tx, update.memory, domain, stored.version)
             return stored
 
         return self._write("commit", work)
+
+    def _write_checkpoint(self, tx: neo4j.ManagedTransaction, memory: str, domain: Domain, version: int) -> None:
+        _history.put_checkpoint(tx, memory, _history.current_checkpoint(tx, memory, domain, version))
 
     def record(self, update: Update) -> Update:
         check_record(update)
@@ -320,7 +327,7 @@ class Neo4jStore:
         def work(tx: neo4j.ManagedTransaction) -> Update:
             version, seq = lock_memory(tx, update.memory, bump_version=False)
             stored = stamp(update, seq=seq, version=version)
-            log_update(tx, stored)
+            _history.log(tx, [stored])
             return stored
 
         return self._write("record", work)
@@ -344,30 +351,6 @@ class Neo4jStore:
         index = self.vector_index()
         use = index[0] if index is not None and index[1] == len(query) else None
         return self._read("nearest", lambda tx: nearest(tx, memory, query, k, index=use))
-
-    # -- history ----------------------------------------------------------------------------
-
-    def history(self, memory: str, since_seq: int = 0, limit: int | None = None) -> list[Update]:
-        self.get_memory(memory)
-        query = "MATCH (u:Update {memory: $memory}) WHERE u.seq > $since RETURN u ORDER BY u.seq"
-        if limit is not None:
-            query += " LIMIT $limit"
-
-        def work(tx: neo4j.ManagedTransaction) -> list[Any]:
-            return list(tx.run(query, memory=memory, since=since_seq, limit=limit))
-
-        return [update_from_row(memory, dict(r["u"])) for r in self._read("read", work)]
-
-    def get_update(self, memory: str, update_id: str) -> Update:
-        self.get_memory(memory)
-
-        def work(tx: neo4j.ManagedTransaction) -> Any:
-            return tx.run("MATCH (u:Update {memory: $memory, id: $id}) RETURN u", memory=memory, id=update_id).single()
-
-        record = self._read("read", work)
-        if record is None:
-            raise UnknownUpdate(memory, update_id)
-        return update_from_row(memory, dict(record["u"]))
 
     def close(self) -> None:
         self._driver.close()

@@ -10,15 +10,12 @@ from __future__ import annotations
 import contextlib
 import heapq
 import json
-import math
 import sqlite3
-import sys
 import threading
-from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from kg_memory.domain import DomainRegistry
 from kg_memory.errors import (
@@ -30,18 +27,15 @@ from kg_memory.errors import (
     UnknownUpdate,
     VersionConflict,
 )
-from kg_memory.model import Entity, Fact, Memory, Update, pddl_name
+from kg_memory.history import DEFAULT_CHECKPOINT_EVERY, Checkpoint, HistoryQuery
+from kg_memory.model import Delta, Entity, Fact, Memory, Update, UpdateSource, UpdateStatus, pddl_name
 from kg_memory.store import Embeddings, dimension_clash, embedding_rows, float32_vector
-from kg_memory.stores._common import (
-    UPDATE_COLUMNS,
-    check_commit,
-    check_record,
-    update_from_row,
-    update_row,
-)
-from kg_memory.stores._common import (
-    stamp as _stamp,
-)
+from kg_memory.stores import _sqlite_log as _log
+from kg_memory.stores._common import check_commit, check_load, check_record
+from kg_memory.stores._common import stamp as _stamp
+from kg_memory.stores._sqlite_vectors import cosine as _cosine
+from kg_memory.stores._sqlite_vectors import pack as _pack
+from kg_memory.stores._sqlite_vectors import unpack as _unpack
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (
@@ -59,13 +53,15 @@ CREATE TABLE IF NOT EXISTS fact_args (
 CREATE TABLE IF NOT EXISTS updates (
     memory_id INTEGER NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL, source TEXT NOT NULL,
     input TEXT NOT NULL, delta TEXT NOT NULL, status TEXT NOT NULL, issues TEXT NOT NULL,
-    version INTEGER NOT NULL, time TEXT NOT NULL, meta TEXT NOT NULL, PRIMARY KEY (memory_id, seq),
+    version INTEGER NOT NULL, time TEXT NOT NULL, meta TEXT NOT NULL, ts INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (memory_id, seq),
     UNIQUE (memory_id, id));
 CREATE TABLE IF NOT EXISTS embeddings (
     memory_id INTEGER NOT NULL, name TEXT NOT NULL, text_hash TEXT NOT NULL, dim INTEGER NOT NULL,
     vector BLOB NOT NULL, PRIMARY KEY (memory_id, name)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS facts_nullary ON facts (memory_id) WHERE args = '';
 """
+T = TypeVar("T")
 _FACT_ROWS = "SELECT f.predicate, f.args, f.number FROM facts f"
 # A numeric fact (an action cost) keeps its value in ``number``; a predicate's row has NULL
 # there. (memory, predicate, args) stays unique: a function has one value per arguments.
@@ -86,32 +82,20 @@ def _json_list(values: Iterable[str]) -> str:
     return json.dumps(list(values))
 
 
-def _pack(vector: Sequence[float]) -> bytes:
-    """float32, little-endian, whatever the machine's byte order."""
-    values = array("f", vector)
-    if sys.byteorder == "big":
-        values.byteswap()
-    return values.tobytes()
-
-
-def _unpack(blob: bytes) -> tuple[float, ...]:
-    values = array("f")
-    values.frombytes(blob)
-    if sys.byteorder == "big":
-        values.byteswap()
-    return tuple(values)
-
-
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    return math.fsum(x * y for x, y in zip(a, b, strict=True)) / (math.hypot(*a) * math.hypot(*b))
-
-
 class SQLiteStore:
     backend = "sqlite"
 
-    def __init__(self, path: Path | str, domains: DomainRegistry | None = None, *, synchronous: str = "FULL") -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        domains: DomainRegistry | None = None,
+        *,
+        synchronous: str = "FULL",
+        checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
+    ) -> None:
         self.path = Path(path)
         self.domains = domains or DomainRegistry()
+        self.checkpoint_every = checkpoint_every
         self._synchronous = synchronous
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
@@ -120,6 +104,7 @@ class SQLiteStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn().executescript(_SCHEMA)
             _add_number_column(self._conn())
+            _log.migrate(self._conn())
 
     # -- connections and transactions ------------------------------------------------------
 
@@ -196,7 +181,7 @@ class SQLiteStore:
     def delete_memory(self, name: str) -> None:
         with self._write("delete memory") as conn:
             memory_id = self._memory_row(conn, name)[0]
-            for table in ("fact_args", "facts", "entities", "updates", "embeddings"):
+            for table in ("fact_args", "facts", "entities", "updates", "embeddings", *_log.TABLES):
                 conn.execute(f"DELETE FROM {table} WHERE memory_id = ?", (memory_id,))
             conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
 
@@ -256,18 +241,23 @@ class SQLiteStore:
             self._remove_facts(conn, memory_id, update)
             self._add_facts(conn, memory_id, update)
             stored = _stamp(update, seq=seq, version=version + 1)
-            self._log(conn, memory_id, stored)
+            _log.log(conn, memory_id, stored)
             conn.execute(
                 "UPDATE memories SET version = ?, next_seq = ? WHERE id = ?", (version + 1, seq + 1, memory_id)
             )
+            if stored.version % self.checkpoint_every == 0:  # in this transaction: all or nothing
+                self._write_checkpoint(conn, memory_id, stored.version)
         return stored
+
+    def _write_checkpoint(self, conn: sqlite3.Connection, memory_id: int, version: int) -> None:
+        _log.put_checkpoint(conn, memory_id, _log.current_checkpoint(conn, memory_id, version))
 
     def record(self, update: Update) -> Update:
         check_record(update)
         with self._write("record", update.memory) as conn:
             memory_id, _, version, seq, _ = self._memory_row(conn, update.memory)
             stored = _stamp(update, seq=seq, version=version)
-            self._log(conn, memory_id, stored)
+            _log.log(conn, memory_id, stored)
             conn.execute("UPDATE memories SET next_seq = ? WHERE id = ?", (seq + 1, memory_id))
         return stored
 
@@ -324,14 +314,6 @@ class SQLiteStore:
         )
         return [r[0] for r in rows]
 
-    def _log(self, conn: sqlite3.Connection, memory_id: int, update: Update) -> None:
-        row = update_row(update)
-        placeholders = ", ".join("?" for _ in range(len(UPDATE_COLUMNS) + 1))
-        conn.execute(
-            f"INSERT INTO updates (memory_id, {', '.join(UPDATE_COLUMNS)}) VALUES ({placeholders})",
-            (memory_id, *(row[c] for c in UPDATE_COLUMNS)),
-        )
-
     # -- embeddings (derived data: not logged, no new version) --------------------------------
 
     def embeddings(self, memory: str, names: Iterable[str] | None = None) -> Embeddings:
@@ -373,33 +355,64 @@ class SQLiteStore:
         scores = ((n, _cosine(query, v)) for n, (_, v) in stored.items())
         return heapq.nsmallest(k, scores, key=lambda row: (-row[1], row[0]))
 
-    # -- history ----------------------------------------------------------------------------
+    # -- history (see _sqlite_log) ---------------------------------------------------------
+
+    def _read(self, work: Callable[[sqlite3.Connection, int], T], memory: str) -> T:
+        memory_id = self._memory_id(memory)
+        with self._errors("read"):
+            return work(self._conn(), memory_id)
 
     def history(self, memory: str, since_seq: int = 0, limit: int | None = None) -> list[Update]:
-        memory_id = self._memory_id(memory)
-        query = f"SELECT {', '.join(UPDATE_COLUMNS)} FROM updates WHERE memory_id = ? AND seq > ? ORDER BY seq"
-        params: tuple[object, ...] = (memory_id, since_seq)
-        if limit is not None:
-            query += " LIMIT ?"
-            params += (limit,)
-        with self._errors("read"):
-            rows = self._conn().execute(query, params).fetchall()
-        return [update_from_row(memory, dict(zip(UPDATE_COLUMNS, r, strict=True))) for r in rows]
+        return self._read(lambda c, m: _log.history(c, memory, m, since_seq, limit), memory)
 
     def get_update(self, memory: str, update_id: str) -> Update:
-        memory_id = self._memory_id(memory)
-        with self._errors("read"):
-            row = (
-                self._conn()
-                .execute(
-                    f"SELECT {', '.join(UPDATE_COLUMNS)} FROM updates WHERE memory_id = ? AND id = ?",
-                    (memory_id, update_id),
-                )
-                .fetchone()
-            )
-        if row is None:
+        found = self._read(lambda c, m: _log.get_update(c, memory, m, update_id), memory)
+        if found is None:
             raise UnknownUpdate(memory, update_id)
-        return update_from_row(memory, dict(zip(UPDATE_COLUMNS, row, strict=True)))
+        return found
+
+    def query_history(self, memory: str, query: HistoryQuery) -> list[Update]:
+        return self._read(lambda c, m: _log.query(c, memory, m, query), memory)
+
+    def nearest_checkpoint(self, memory: str, version: int) -> Checkpoint | None:
+        return self._read(lambda c, m: _log.nearest_checkpoint(c, m, version), memory)
+
+    def applied_between(self, memory: str, after: int, upto: int) -> list[Update]:
+        return self._read(lambda c, m: _log.applied_between(c, memory, m, after, upto), memory)
+
+    def horizon(self, memory: str) -> tuple[int, datetime, dict[str, Any]] | None:
+        return self._read(_log.horizon, memory)
+
+    def load_history(self, memory: str, updates: Sequence[Update], checkpoints: Sequence[Checkpoint] = ()) -> None:
+        if not updates:
+            return
+        check_load(memory, updates)
+        with self._write("import", memory) as conn:
+            memory_id, _, version, seq, _ = self._memory_row(conn, memory)
+            if updates[0].seq != seq:
+                raise NotApplicable(memory, f"the history resumes at seq {updates[0].seq}, not {seq}")
+            repeated = _log.duplicate_ids(conn, memory_id, updates)
+            if repeated:
+                raise NotApplicable(memory, f"update ids must be unique; {repeated[0]!r} is repeated")
+            _log.load(conn, memory_id, updates, checkpoints)
+            last = updates[-1]
+            conn.execute(
+                "UPDATE memories SET version = ?, next_seq = ? WHERE id = ?",
+                (max(version, last.version), last.seq + 1, memory_id),
+            )
+
+    def load_state(self, memory: str, entities: Iterable[Entity], facts: Iterable[Fact]) -> None:
+        with self._write("import", memory) as conn:
+            memory_id = self._memory_row(conn, memory)[0]
+            existing = set(self._existing(conn, memory_id, [e.name for e in entities]))
+            self._insert_entities(conn, memory, memory_id, [e for e in entities if e.name not in existing])
+            self._add_facts(
+                conn, memory_id, Update(memory, UpdateSource.API, Delta(add=frozenset(facts)), UpdateStatus.APPLIED)
+            )
+
+    def compact(self, memory: str, checkpoint: Checkpoint, when: datetime, summaries: dict[str, Any]) -> int:
+        with self._write("compact", memory) as conn:
+            return _log.compact(conn, self._memory_row(conn, memory)[0], checkpoint, when, summaries)
 
     def close(self) -> None:
         with self._lock:

@@ -1,0 +1,232 @@
+"""The verified replay behind imports: the state in memory (bounded by the home, not the
+history), each update verified against it as a live one would be, written in batches."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from kg_memory.errors import KgMemoryError, NotApplicable
+from kg_memory.history import Checkpoint
+from kg_memory.model import Delta, Entity, Fact, IssueCode, Update, UpdateSource, UpdateStatus
+from kg_memory.operations import ImportMismatch
+from kg_memory.store import GraphStore
+from kg_memory.verifier import Verifier
+
+BATCH = 2_000
+# Issues an unverified update (meta "verified": false, the paper's ablation) may still carry.
+_STORABLE_ANYWAY = frozenset(
+    {
+        IssueCode.FUNCTIONAL,
+        IssueCode.EXCLUSIVE,
+        IssueCode.INVARIANT,
+        IssueCode.TYPE_MISMATCH,
+        IssueCode.STATIC_PREDICATE,
+    }
+)
+
+
+class _State:
+    """Entities and facts, indexed by entity: the verifier's view of the replayed state."""
+
+    def __init__(self, entities: Iterable[Entity]) -> None:
+        self.entities = {e.name: e for e in entities}
+        self.by_entity: dict[str, set[Fact]] = defaultdict(set)
+        self.nullary: set[Fact] = set()
+
+    def facts(self) -> frozenset[Fact]:
+        return frozenset(self.nullary | {f for fs in self.by_entity.values() for f in fs})
+
+    def apply(self, delta: Delta) -> None:
+        self.entities.update({e.name: e for e in delta.new_entities})
+        for fact, add in [(f, False) for f in delta.remove] + [(f, True) for f in delta.add]:
+            homes = [self.by_entity[a] for a in set(fact.args)] or [self.nullary]
+            for home in homes:
+                (home.add if add else home.discard)(fact)
+
+    # StateView
+    def facts_about(self, names: Iterable[str]) -> frozenset[Fact]:
+        found = set(self.nullary)
+        for name in names:
+            found |= self.by_entity.get(name, set())
+        return frozenset(found)
+
+    def entities_of(self, names: Iterable[str]) -> Mapping[str, Entity]:
+        return {n: self.entities[n] for n in names if n in self.entities}
+
+
+class _View:
+    def __init__(self, state: _State) -> None:
+        self._state = state
+
+    def entities(self, names: Iterable[str]) -> Mapping[str, Entity]:
+        return self._state.entities_of(names)
+
+    def facts_about(self, names: Iterable[str]) -> frozenset[Fact]:
+        return self._state.facts_about(names)
+
+
+class Replay:
+    def __init__(self, store: GraphStore, memory: str, verifier: Verifier, latest: datetime) -> None:
+        self.store, self.memory, self.verifier, self.latest = store, memory, verifier, latest
+        self.state = _State(verifier.domain.constant_entities())
+        self.view = _View(self.state)
+        self.listed: dict[str, Entity] = {}
+        self.version, self.seq, self.count, self.streamed = 0, 1, 0, 0
+        self.last_time: datetime | None = None
+        self.batch: list[Update] = []
+        self.checkpoints: list[Checkpoint] = []
+
+    def fail(self, where: str, problem: str) -> ImportMismatch:
+        return ImportMismatch(self.memory, f"{where}: {problem}")
+
+    def run(self, items: Iterator[Mapping[str, Any]]) -> None:
+        end: Mapping[str, Any] | None = None
+        for number, item in enumerate(items, 2):
+            if end is not None:
+                raise self.fail(f"line {number}", "nothing may follow the end line")
+            if "entity" in item:
+                self.entity(item["entity"], number)
+            elif "update" in item:
+                self.update(item["update"], number)
+            elif "survey" in item:
+                self.survey(item["survey"])
+            elif "base" in item:
+                self.base(item["base"], number)
+            elif "end" in item:
+                end = item["end"]
+            else:
+                raise self.fail(f"line {number}", f"unknown line with keys {sorted(item)[:5]}")
+        self.flush()
+        self.finish(end)
+
+    def entity(self, data: Any, number: int) -> None:
+        if self.count:
+            raise self.fail(f"line {number}", "entities come before the updates")
+        try:
+            entity = Entity.from_json(data)
+        except (KeyError, TypeError, ValueError, KgMemoryError) as exc:
+            raise self.fail(f"entity on line {number}", str(exc)) from exc
+        self.listed[entity.name] = entity
+
+    def base(self, data: Mapping[str, Any], number: int) -> None:
+        """A compacted memory's state at its horizon, verified as a survey by perception."""
+        try:
+            facts = frozenset(Fact.parse(f) for f in data["facts"])
+            version = int(data["version"])
+        except (KeyError, TypeError, ValueError, KgMemoryError) as exc:
+            raise self.fail(f"base on line {number}", str(exc)) from exc
+        self.survey({"facts": [str(f) for f in facts]}, version=version)
+        self.last_time = None  # the base stands for the compacted past, whatever its own time
+
+    def survey(self, data: Mapping[str, Any], version: int = 1) -> None:
+        """A state without history becomes one update that creates it, verified as a survey."""
+        try:
+            facts = frozenset(Fact.parse(f) for f in data["facts"])
+        except (KeyError, TypeError, ValueError, KgMemoryError) as exc:
+            raise self.fail("the exported facts", str(exc)) from exc
+        created = tuple(e for e in self.listed.values() if e.name not in self.state.entities)
+        delta = Delta(add=facts, new_entities=created)
+        issues = self.verifier.verify(delta, self.view, UpdateSource.SENSOR)
+        if issues:
+            shown = "; ".join(i.message for i in issues[:5])
+            more = f" (and {len(issues) - 5} more)" if len(issues) > 5 else ""
+            raise self.fail("the exported state", f"it breaks its domain: {shown}{more}")
+        update = Update(self.memory, UpdateSource.API, delta, UpdateStatus.APPLIED, "import", version=version)
+        self.version = version - 1
+        self.accept(update)
+
+    def update(self, data: Any, number: int) -> None:
+        self.streamed += 1
+        try:
+            update = Update.from_json({**data, "memory": self.memory})
+        except (KeyError, TypeError, ValueError, AttributeError, KgMemoryError) as exc:
+            raise self.fail(f"update on line {number}", f"it is malformed ({type(exc).__name__}: {exc})") from exc
+        where = f"update {update.id} (line {number})"
+        if self.last_time is not None and update.time < self.last_time:
+            raise self.fail(where, f"its time {update.time.isoformat()} is before the previous update's")
+        if update.time > self.latest:
+            raise self.fail(where, f"its time {update.time.isoformat()} is in the future")
+        if update.status is UpdateStatus.APPLIED:
+            self.check_applied(update, where)
+        elif update.version != self.version:
+            raise self.fail(where, f"it was checked against version {update.version}; the memory is at {self.version}")
+        elif update.status is UpdateStatus.NOOP and not update.delta.is_empty:
+            raise self.fail(where, "a noop update changes nothing, yet it has a delta")
+        self.accept(update)
+
+    def check_applied(self, update: Update, where: str) -> None:
+        if update.version != self.version + 1:
+            raise self.fail(where, f"it made version {update.version}, but the memory is at {self.version}")
+        for entity in update.delta.new_entities:
+            listed = self.listed.get(entity.name)
+            if listed is None:
+                raise self.fail(where, f"it creates {entity.name}, which the entity list does not have")
+            if listed.type != entity.type:
+                raise self.fail(
+                    where, f"it creates {entity.name} as a {entity.type}, but the entity list says {listed.type}"
+                )
+        issues = self.verifier.verify(update.delta, self.view, update.source)
+        if update.meta.get("verified") is False and not update.delta.new_entities:
+            issues = tuple(i for i in issues if i.code not in _STORABLE_ANYWAY)
+        if issues:
+            shown = "; ".join(i.message for i in issues[:3])
+            raise self.fail(where, f"it breaks its domain or its source's rights ({update.source.value}): {shown}")
+
+    def accept(self, update: Update) -> None:
+        stamped = replace(update, seq=self.seq)
+        self.seq += 1
+        self.count += 1
+        self.last_time = update.time
+        if update.status is UpdateStatus.APPLIED:
+            self.state.apply(update.delta)
+            self.version = update.version
+            if self.version % self.store.checkpoint_every == 0:
+                self.checkpoints.append(self.checkpoint())
+        self.batch.append(stamped)
+        if len(self.batch) >= BATCH:
+            self.flush()
+
+    def checkpoint(self) -> Checkpoint:
+        entities = tuple(sorted(self.state.entities.values(), key=lambda e: e.name))
+        return Checkpoint(self.version, entities, self.state.facts())
+
+    def flush(self) -> None:
+        if not self.batch:
+            return
+        try:
+            self.store.load_history(self.memory, self.batch, self.checkpoints)
+        except NotApplicable as exc:
+            raise self.fail(f"updates {self.batch[0].id}..{self.batch[-1].id}", str(exc)) from exc
+        self.batch, self.checkpoints = [], []
+
+    def finish(self, end: Mapping[str, Any] | None) -> None:
+        if end is None:
+            raise self.fail("the stream", "it has no end line, so it was cut short")
+        facts = self.state.facts()
+        if end.get("updates") != self.streamed:
+            raise self.fail("the end line", f"it counts {end.get('updates')} updates; the stream had {self.streamed}")
+        missing = sorted(set(self.listed) - set(self.state.entities))
+        if missing:
+            raise self.fail("the entity list", f"no update creates {missing[:5]}")
+        extra = sorted(set(self.state.entities) - set(self.listed) - set(self.verifier.domain.constants))
+        if extra:
+            raise self.fail("the entity list", f"it lacks {extra[:5]}, which the history creates")
+        if end.get("facts_sha256") != facts_digest(facts):
+            raise self.fail("the end line", "replaying the history does not give the exported facts")
+        try:
+            self.store.load_state(self.memory, self.state.entities.values(), facts)
+        except NotApplicable as exc:
+            raise self.fail("the final state", str(exc)) from exc
+
+
+def facts_digest(facts: Iterable[Fact]) -> str:
+    digest = hashlib.sha256()
+    for text in sorted(str(f) for f in facts):
+        digest.update(text.encode())
+        digest.update(b"\n")
+    return digest.hexdigest()

@@ -1,0 +1,147 @@
+"""Streaming export and import of a memory as JSON Lines, in constant memory both ways.
+
+The stream is one JSON object a line: a header (``{"format", "memory": {name, domain, version}}``),
+then ``{"entity": ...}`` lines (the entities at that version), an optional ``{"base": ...}`` line
+(the state at the compaction horizon of a compacted memory), ``{"update": ...}`` lines in order,
+and an ``{"end": {"updates", "version", "facts_sha256"}}`` line that tells a whole stream from a
+cut one. gzip is the caller's choice (:func:`open_lines` reads either).
+
+An import replays the history through the verifier as strictly as live updates: sources' rights
+(only perception creates entities, static facts change only by perception or a revert), the
+entity list's types, versions in order, unique ids, times that never go back and are not in the
+future. The first offending update is named and the whole import is undone.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import IO, Any
+
+from kg_memory._replay import Replay, facts_digest
+from kg_memory.errors import InvalidValue, KgMemoryError
+from kg_memory.model import Fact, Memory, pddl_name
+from kg_memory.operations import EXPORT_FORMAT, state_at
+from kg_memory.store import GraphStore
+from kg_memory.verifier import Verifier
+
+LINES_FORMAT = "l3mp.memory.jsonl/1"
+PAGE = 2_000  # updates read and written per store round trip
+CLOCK_SKEW = timedelta(minutes=5)  # how far in the future an imported time may be
+
+
+def _line(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, separators=(",", ":"), allow_nan=False) + "\n"
+
+
+def export_lines(store: GraphStore, memory: str) -> Iterator[str]:
+    """The memory as JSON Lines, at its version when the export began (later writes are not in it)."""
+    record = store.get_memory(memory)
+    version = record.version
+    state = state_at(store, store.domains, memory, version)
+    yield _line({"format": LINES_FORMAT, "memory": {"name": record.name, "domain": record.domain, "version": version}})
+    for entity in sorted(state.entities.values(), key=lambda e: e.name):
+        yield _line({"entity": entity.to_json()})
+    horizon = store.horizon(memory)
+    if horizon is not None:
+        base = state_at(store, store.domains, memory, horizon[0])
+        yield _line(
+            {
+                "base": {
+                    "version": horizon[0],
+                    "time": horizon[1].isoformat(),
+                    "facts": sorted(str(f) for f in base.facts),
+                    "summaries": horizon[2],
+                }
+            }
+        )
+    count, after = 0, 0
+    while True:
+        page = store.history(memory, after, PAGE)
+        for update in page:
+            if update.version > version:
+                page = []
+                break
+            row = update.to_json()
+            del row["memory"]
+            yield _line({"update": row})
+            count += 1
+        if len(page) < PAGE:
+            break
+        after = page[-1].seq
+    yield _line({"end": {"updates": count, "version": version, "facts_sha256": facts_digest(state.facts)}})
+
+
+def document_lines(data: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """The old one-document export (``l3mp.memory/1``) as the parsed lines of a stream."""
+    if not isinstance(data, Mapping) or data.get("format") != EXPORT_FORMAT:
+        found = data.get("format") if isinstance(data, Mapping) else type(data).__name__
+        raise InvalidValue("memory export", found, f"expected format {EXPORT_FORMAT!r} or {LINES_FORMAT!r}")
+    try:
+        record, entities, facts = data["memory"], list(data["entities"]), list(data["facts"])
+        header = {"name": record["name"], "domain": record["domain"], "version": record.get("version", 0)}
+    except (KeyError, TypeError) as exc:
+        raise InvalidValue("memory export", _brief(data), f"it is malformed ({type(exc).__name__}: {exc})") from exc
+    history = list(data.get("history") or ())
+    yield {"format": LINES_FORMAT, "memory": header}
+    yield from ({"entity": e} for e in entities)
+    if not history:  # a state without its history: one update, verified as perception's survey
+        yield {"survey": {"facts": facts}}
+    yield from ({"update": u} for u in history)
+    try:
+        digest = facts_digest(Fact.parse(f) for f in facts)
+    except (TypeError, ValueError, KgMemoryError) as exc:
+        raise InvalidValue("memory export", _brief(data), f"its facts are malformed ({exc})") from exc
+    yield {"end": {"updates": len(history), "version": header["version"], "facts_sha256": digest}}
+
+
+def _brief(data: Mapping[str, Any]) -> str:
+    return f"{{{', '.join(sorted(map(str, data)))}}}"
+
+
+def parse_lines(lines: Iterable[str | bytes]) -> Iterator[dict[str, Any]]:
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise InvalidValue("memory export", f"line {number}", f"it is not JSON ({exc})") from exc
+        if not isinstance(item, dict):
+            raise InvalidValue("memory export", f"line {number}", "each line must be a JSON object")
+        yield item
+
+
+def open_lines(path: Path) -> IO[str]:
+    """A JSON Lines export, gzipped (by its magic number) or not."""
+    raw = path.open("rb")
+    if raw.read(2) == b"\x1f\x8b":
+        raw.seek(0)
+        return io.TextIOWrapper(gzip.GzipFile(fileobj=raw), encoding="utf-8")
+    raw.seek(0)
+    return io.TextIOWrapper(raw, encoding="utf-8")
+
+
+def import_stream(store: GraphStore, items: Iterable[Mapping[str, Any]], name: str | None = None) -> Memory:
+    """Recreate a memory from parsed stream lines (see :func:`parse_lines`, :func:`document_lines`)."""
+    stream = iter(items)
+    header = next(stream, None)
+    if not isinstance(header, Mapping) or header.get("format") != LINES_FORMAT:
+        raise InvalidValue("memory export", "header", f"the first line must have format {LINES_FORMAT!r}")
+    try:
+        record = header["memory"]
+        target = pddl_name(name or record["name"], "memory")
+        domain = store.domains.get(record["domain"])
+    except (KeyError, TypeError) as exc:
+        raise InvalidValue("memory export", "header", f"it is malformed ({type(exc).__name__}: {exc})") from exc
+    store.create_memory(target, domain.name)
+    try:
+        Replay(store, target, Verifier(domain), datetime.now(UTC) + CLOCK_SKEW).run(stream)
+    except BaseException:
+        store.delete_memory(target)
+        raise
+    return store.get_memory(target)

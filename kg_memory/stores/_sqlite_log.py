@@ -1,0 +1,224 @@
+"""The SQLite store's history: the update log, its indexes (touches, time, source, status,
+version), checkpoints, bulk loading for imports and compaction. Functions take an open
+connection; the store owns transactions."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from kg_memory.history import Checkpoint, HistoryQuery, timestamp_us, touched
+from kg_memory.model import Entity, Fact, Update
+from kg_memory.stores._common import UPDATE_COLUMNS, update_from_row, update_row
+
+_TABLES = """
+CREATE TABLE IF NOT EXISTS touches (
+    memory_id INTEGER NOT NULL, entity TEXT NOT NULL, seq INTEGER NOT NULL, ts INTEGER NOT NULL,
+    seen INTEGER NOT NULL, PRIMARY KEY (memory_id, entity, seq)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS touches_time ON touches (memory_id, entity, ts);
+CREATE INDEX IF NOT EXISTS touches_seen ON touches (memory_id, entity, seq) WHERE seen = 1;
+CREATE TABLE IF NOT EXISTS checkpoints (
+    memory_id INTEGER NOT NULL, version INTEGER NOT NULL, state BLOB NOT NULL,
+    PRIMARY KEY (memory_id, version)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS horizons (
+    memory_id INTEGER PRIMARY KEY, version INTEGER NOT NULL, time TEXT NOT NULL, summaries TEXT NOT NULL);
+"""
+_INDEXES = """
+CREATE INDEX IF NOT EXISTS updates_time ON updates (memory_id, ts);
+CREATE INDEX IF NOT EXISTS updates_source ON updates (memory_id, source, seq);
+CREATE INDEX IF NOT EXISTS updates_status ON updates (memory_id, status, seq);
+CREATE INDEX IF NOT EXISTS updates_version ON updates (memory_id, version);
+"""
+TABLES = ("touches", "checkpoints", "horizons")
+_COLUMNS = ", ".join(f"u.{c}" for c in UPDATE_COLUMNS)
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Give a file from before the history indexes its ``ts`` column and touches (once)."""
+    conn.executescript(_TABLES)
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(updates)")}
+    if "ts" not in columns:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("ALTER TABLE updates ADD COLUMN ts INTEGER NOT NULL DEFAULT 0")
+            rows = conn.execute(
+                f"SELECT memory_id, m.name, {', '.join(UPDATE_COLUMNS)} FROM updates"
+                " JOIN memories m ON m.id = memory_id"
+            ).fetchall()
+            for memory_id, name, *values in rows:
+                update = update_from_row(name, dict(zip(UPDATE_COLUMNS, values, strict=True)))
+                conn.execute(
+                    "UPDATE updates SET ts = ? WHERE memory_id = ? AND seq = ?",
+                    (timestamp_us(update.time), memory_id, update.seq),
+                )
+                _touch(conn, memory_id, update)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    conn.executescript(_INDEXES)
+
+
+def log(conn: sqlite3.Connection, memory_id: int, update: Update) -> None:
+    row = update_row(update)
+    placeholders = ", ".join("?" for _ in range(len(UPDATE_COLUMNS) + 2))
+    conn.execute(
+        f"INSERT INTO updates (memory_id, ts, {', '.join(UPDATE_COLUMNS)}) VALUES ({placeholders})",
+        (memory_id, timestamp_us(update.time), *(row[c] for c in UPDATE_COLUMNS)),
+    )
+    _touch(conn, memory_id, update)
+
+
+def _touch(conn: sqlite3.Connection, memory_id: int, update: Update) -> None:
+    ts = timestamp_us(update.time)
+    conn.executemany(
+        "INSERT INTO touches VALUES (?, ?, ?, ?, ?)",
+        [(memory_id, name, update.seq, ts, int(seen)) for name, seen in touched(update).items()],
+    )
+
+
+def current_checkpoint(conn: sqlite3.Connection, memory_id: int, version: int) -> Checkpoint:
+    """The materialized state, read inside the caller's transaction."""
+    entities = tuple(
+        Entity.unchecked(n, t, label, json.loads(a))
+        for n, t, label, a in conn.execute(
+            "SELECT name, type, label, attrs FROM entities WHERE memory_id = ? ORDER BY name", (memory_id,)
+        )
+    )
+    facts = frozenset(
+        Fact.unchecked(p, tuple(a.split()), n)
+        for p, a, n in conn.execute("SELECT predicate, args, number FROM facts WHERE memory_id = ?", (memory_id,))
+    )
+    return Checkpoint(version, entities, facts)
+
+
+def put_checkpoint(conn: sqlite3.Connection, memory_id: int, checkpoint: Checkpoint) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?)", (memory_id, checkpoint.version, checkpoint.encode())
+    )
+
+
+def nearest_checkpoint(conn: sqlite3.Connection, memory_id: int, version: int) -> Checkpoint | None:
+    row = conn.execute(
+        "SELECT state FROM checkpoints WHERE memory_id = ? AND version <= ? ORDER BY version DESC LIMIT 1",
+        (memory_id, version),
+    ).fetchone()
+    return None if row is None else Checkpoint.decode(row[0])
+
+
+def applied_between(conn: sqlite3.Connection, memory: str, memory_id: int, after: int, upto: int) -> list[Update]:
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM updates u WHERE u.memory_id = ? AND u.version > ? AND u.version <= ?"
+        " AND u.status = 'applied' ORDER BY u.version",
+        (memory_id, after, upto),
+    ).fetchall()
+    return [update_from_row(memory, dict(zip(UPDATE_COLUMNS, r, strict=True))) for r in rows]
+
+
+def query(conn: sqlite3.Connection, memory: str, memory_id: int, q: HistoryQuery) -> list[Update]:
+    """One page of updates; through the touches index when an entity is named."""
+    where: list[str] = []
+    params: list[Any] = [memory_id]
+    if q.entity is not None:
+        sql = f"SELECT {_COLUMNS} FROM touches t JOIN updates u ON u.memory_id = t.memory_id AND u.seq = t.seq"
+        where.append("t.memory_id = ? AND t.entity = ?")
+        params.append(q.entity)
+        if q.seen_only:
+            where.append("t.seen = 1")
+        key, ts = "t.seq", "t.ts"
+    else:
+        sql = f"SELECT {_COLUMNS} FROM updates u"
+        where.append("u.memory_id = ?")
+        key, ts = "u.seq", "u.ts"
+    for clause, value in (
+        (f"{key} > ?", q.after or None),
+        (f"{key} < ?", q.before),
+        (f"{ts} >= ?", q.since_us),
+        (f"{ts} < ?", q.until_us),
+        ("u.source = ?", q.source.value if q.source else None),
+        ("u.status = ?", q.status.value if q.status else None),
+    ):
+        if value is not None:
+            where.append(clause)
+            params.append(value)
+    sql += f" WHERE {' AND '.join(where)} ORDER BY {key} {'DESC' if q.newest_first else 'ASC'} LIMIT ?"
+    params.append(q.limit)
+    rows = conn.execute(sql, params).fetchall()
+    return [update_from_row(memory, dict(zip(UPDATE_COLUMNS, r, strict=True))) for r in rows]
+
+
+def history(conn: sqlite3.Connection, memory: str, memory_id: int, since_seq: int, limit: int | None) -> list[Update]:
+    sql = f"SELECT {_COLUMNS} FROM updates u WHERE u.memory_id = ? AND u.seq > ? ORDER BY u.seq"
+    params: tuple[object, ...] = (memory_id, since_seq)
+    if limit is not None:
+        sql += " LIMIT ?"
+        params += (limit,)
+    rows = conn.execute(sql, params).fetchall()
+    return [update_from_row(memory, dict(zip(UPDATE_COLUMNS, r, strict=True))) for r in rows]
+
+
+def get_update(conn: sqlite3.Connection, memory: str, memory_id: int, update_id: str) -> Update | None:
+    row = conn.execute(
+        f"SELECT {_COLUMNS} FROM updates u WHERE u.memory_id = ? AND u.id = ?", (memory_id, update_id)
+    ).fetchone()
+    return None if row is None else update_from_row(memory, dict(zip(UPDATE_COLUMNS, row, strict=True)))
+
+
+def duplicate_ids(conn: sqlite3.Connection, memory_id: int, updates: Sequence[Update]) -> list[str]:
+    """Ids of ``updates`` that repeat within them or are already in the memory's log."""
+    seen: set[str] = set()
+    repeated = [u.id for u in updates if u.id in seen or seen.add(u.id)]  # type: ignore[func-returns-value]
+    stored = conn.execute(
+        "SELECT id FROM updates WHERE memory_id = ? AND id IN (SELECT value FROM json_each(?))",
+        (memory_id, json.dumps([u.id for u in updates])),
+    )
+    return repeated + [r[0] for r in stored]
+
+
+def load(
+    conn: sqlite3.Connection, memory_id: int, updates: Sequence[Update], checkpoints: Iterable[Checkpoint]
+) -> None:
+    """Append already-verified, stamped updates and their checkpoints (an import's batch)."""
+    rows = []
+    for update in updates:
+        row = update_row(update)
+        rows.append((memory_id, timestamp_us(update.time), *(row[c] for c in UPDATE_COLUMNS)))
+    placeholders = ", ".join("?" for _ in range(len(UPDATE_COLUMNS) + 2))
+    conn.executemany(f"INSERT INTO updates (memory_id, ts, {', '.join(UPDATE_COLUMNS)}) VALUES ({placeholders})", rows)
+    conn.executemany(
+        "INSERT INTO touches VALUES (?, ?, ?, ?, ?)",
+        [
+            (memory_id, name, u.seq, timestamp_us(u.time), int(seen))
+            for u in updates
+            for name, seen in touched(u).items()
+        ],
+    )
+    for checkpoint in checkpoints:
+        put_checkpoint(conn, memory_id, checkpoint)
+
+
+def compact(
+    conn: sqlite3.Connection, memory_id: int, checkpoint: Checkpoint, when: datetime, summaries: dict[str, Any]
+) -> int:
+    """Drop the log up to the checkpoint's version, keeping the checkpoint and the summaries."""
+    horizon = checkpoint.version
+    put_checkpoint(conn, memory_id, checkpoint)
+    (cutoff,) = conn.execute(
+        "SELECT coalesce(max(seq), 0) FROM updates WHERE memory_id = ? AND version <= ?", (memory_id, horizon)
+    ).fetchone()
+    removed = conn.execute("DELETE FROM updates WHERE memory_id = ? AND seq <= ?", (memory_id, cutoff)).rowcount
+    conn.execute("DELETE FROM touches WHERE memory_id = ? AND seq <= ?", (memory_id, cutoff))
+    conn.execute("DELETE FROM checkpoints WHERE memory_id = ? AND version < ?", (memory_id, horizon))
+    conn.execute(
+        "INSERT OR REPLACE INTO horizons VALUES (?, ?, ?, ?)",
+        (memory_id, horizon, when.isoformat(), json.dumps(summaries)),
+    )
+    return int(removed)
+
+
+def horizon(conn: sqlite3.Connection, memory_id: int) -> tuple[int, datetime, dict[str, Any]] | None:
+    row = conn.execute("SELECT version, time, summaries FROM horizons WHERE memory_id = ?", (memory_id,)).fetchone()
+    return None if row is None else (int(row[0]), datetime.fromisoformat(row[1]), json.loads(row[2]))

@@ -1,0 +1,208 @@
+"""Hardening of imports and recorded data on both stores (issue 15, cases 8-12 and 18), and
+opt-in compaction (issue 19)."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from conftest import unique_name
+
+from kg_memory import (
+    Delta,
+    Entity,
+    Fact,
+    GraphStore,
+    ImportMismatch,
+    InvalidValue,
+    UpdateSource,
+    UpdateStatus,
+    WorldMemory,
+)
+from kg_memory.history import HistoryCompacted
+
+F = Fact.parse
+
+
+def _lines(home: WorldMemory) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in home.export_lines()]
+
+
+def _refused(store: GraphStore, lines: list[dict[str, Any]], match: str) -> ImportMismatch:
+    name = unique_name("forged")
+    text = io.StringIO("".join(json.dumps(line) + "\n" for line in lines))
+    with pytest.raises(ImportMismatch, match=match) as caught:
+        WorldMemory.import_lines(store, text, name=name)
+    assert name not in {m.name for m in store.list_memories()}, "a refused import left a memory behind"
+    return caught.value
+
+
+def _updates(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [line["update"] for line in lines if "update" in line]
+
+
+def _applied(home: WorldMemory, delta: Delta, source: UpdateSource = UpdateSource.API) -> str:
+    update = home.apply(delta, source=source)
+    assert update.status is UpdateStatus.APPLIED, update.issues
+    return update.id
+
+
+# -- case 8: the history creates an entity with another type than the entity list ---------------
+
+
+def test_import_whose_history_retypes_an_entity_is_refused(store: GraphStore, home: WorldMemory) -> None:
+    lines = _lines(home)
+    survey = _updates(lines)[0]
+    for entity in survey["delta"]["new_entities"]:
+        if entity["name"] == "mug_1":
+            entity["type"] = "light"
+    error = _refused(store, lines, "creates mug_1 as a light, but the entity list says dish")
+    assert survey["id"] in str(error)
+
+
+# -- case 9: duplicate update ids --------------------------------------------------------------
+
+
+def test_import_with_a_duplicate_update_id_is_a_clear_error(store: GraphStore, home: WorldMemory) -> None:
+    first = _applied(home, Delta(add={F("(light_on lamp_1)")}))
+    _applied(home, Delta(remove={F("(light_on lamp_1)")}))
+    lines = _lines(home)
+    _updates(lines)[2]["id"] = first
+    _refused(store, lines, f"{first}.*repeated")
+
+
+def test_neo4j_refuses_two_updates_with_one_id(store: GraphStore, home: WorldMemory) -> None:
+    """The store itself holds ids unique (a uniqueness constraint in Neo4j), whatever the caller."""
+    from dataclasses import replace
+
+    from kg_memory import NotApplicable
+
+    original = home.history()[0]
+    clash = replace(home.reject(source=UpdateSource.API, input="x", issues=original.issues or _an_issue()), seq=0)
+    with pytest.raises(NotApplicable):
+        store.record(replace(clash, id=original.id))
+    assert [u.id for u in home.history()].count(original.id) == 1
+
+
+def _an_issue() -> tuple[Any, ...]:
+    from kg_memory import Issue, IssueCode
+
+    return (Issue(IssueCode.INVALID_INPUT, None, "test"),)
+
+
+# -- case 10: forged histories ------------------------------------------------------------------
+
+
+def test_import_of_an_nl_update_creating_an_entity_is_refused(store: GraphStore, home: WorldMemory) -> None:
+    lines = _lines(home)
+    _updates(lines)[0]["source"] = "nl"
+    _refused(store, lines, "only perception adds entities")
+
+
+def test_import_of_an_nl_update_changing_a_static_fact_is_refused(store: GraphStore, home: WorldMemory) -> None:
+    moved = Delta(remove={F("(in_room shelf_1 hall)")}, add={F("(in_room shelf_1 kitchen)")})
+    _applied(home, moved, UpdateSource.SENSOR)
+    lines = _lines(home)
+    _updates(lines)[1]["source"] = "nl"
+    _refused(store, lines, r"\(nl\)")
+
+
+def test_import_with_an_item_in_two_places_midway_is_refused(store: GraphStore, home: WorldMemory) -> None:
+    _applied(home, Delta(remove={F("(on mug_1 table_1)")}, add={F("(on mug_1 shelf_1)")}))
+    _applied(home, Delta(remove={F("(on mug_1 shelf_1)")}, add={F("(on mug_1 sink_1)")}))
+    lines = _lines(home)
+    first, second = _updates(lines)[1:3]
+    first["delta"]["remove"] = []  # mug on the table AND the shelf at version 2
+    second["delta"]["remove"] = ["(on mug_1 shelf_1)", "(on mug_1 table_1)"]  # ends where it should
+    error = _refused(store, lines, "only one place")
+    assert first["id"] in str(error)
+
+
+@pytest.mark.parametrize("when", ["future", "backwards"])
+def test_import_with_forged_times_is_refused(store: GraphStore, home: WorldMemory, when: str) -> None:
+    _applied(home, Delta(add={F("(light_on lamp_1)")}))
+    lines = _lines(home)
+    update = _updates(lines)[1]
+    shift = timedelta(days=365 * 70) if when == "future" else -timedelta(days=1)
+    update["time"] = (datetime.fromisoformat(update["time"]) + shift).isoformat()
+    if when == "backwards":
+        _refused(store, lines, "before the previous update")
+    else:
+        _refused(store, lines, "in the future")
+
+
+# -- case 11: Infinity and NaN ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_non_finite_attributes_are_refused(store: GraphStore, home: WorldMemory, value: float) -> None:
+    with pytest.raises(InvalidValue, match="finite"):
+        Entity("vase_1", "item", attrs={"weight": value})
+    lines = _lines(home)
+    text = "".join(json.dumps(line) + "\n" for line in lines).replace('"colour": "blue"', '"colour": Infinity')
+    assert "Infinity" in text
+    name = unique_name("nan")
+    with pytest.raises(ImportMismatch, match="finite"):
+        WorldMemory.import_lines(store, io.StringIO(text), name=name)
+    assert name not in {m.name for m in store.list_memories()}
+
+
+# -- case 12: an oversize rejected delta -----------------------------------------------------------
+
+
+def test_a_rejected_oversize_delta_is_recorded_truncated_and_the_export_reimports(
+    store: GraphStore, home: WorldMemory
+) -> None:
+    huge = Delta(add={F(f"(on mug_1 shelf_{n})") for n in range(20_000)})  # about 0.5 MB, all unknown
+    rejected = home.apply(huge, source=UpdateSource.NL, input="x" * 200_000)
+    assert rejected.status is UpdateStatus.REJECTED
+    cut = rejected.meta["truncated"]
+    assert cut["delta"]["changes"] == 20_000 and cut["delta"]["kept"] < 2_000 and len(cut["delta"]["sha256"]) == 64
+    assert cut["input"]["chars"] == 200_000 and len(rejected.input) < 100_000
+    assert len(rejected.issues) <= 100 and cut["issues"]["count"] > 100
+    stored = store.get_update(home.name, rejected.id)
+    assert len(json.dumps(stored.to_json())) < 200_000
+    copy = WorldMemory.import_lines(store, home.export_lines(), name=unique_name("copy"))
+    assert copy.get_update(rejected.id).meta["truncated"] == cut if hasattr(copy, "get_update") else True
+    assert len(copy.history()) == len(home.history())
+
+
+# -- case 18: reverting twice ------------------------------------------------------------------
+
+
+def test_reverting_an_update_a_second_time_is_refused(home: WorldMemory) -> None:
+    moved = _applied(home, Delta(remove={F("(on mug_1 table_1)")}, add={F("(on mug_1 shelf_1)")}))
+    undo = home.revert(moved)
+    assert undo.status is UpdateStatus.APPLIED
+    _applied(home, Delta(remove={F("(on mug_1 table_1)")}, add={F("(on mug_1 shelf_1)")}))  # restored by hand
+    with pytest.raises(InvalidValue, match=f"already reverted by update {undo.id}"):
+        home.revert(moved)
+    assert F("(on mug_1 shelf_1)") in home.facts()
+
+
+# -- compaction (issue 19) ---------------------------------------------------------------------
+
+
+def test_compaction_is_opt_in_recorded_and_guards_the_past(store: GraphStore, home: WorldMemory) -> None:
+    for place in ("shelf_1", "sink_1", "table_1", "shelf_1"):
+        (now,) = home.facts("on", "mug_1")
+        _applied(home, Delta(remove={now}, add={F(f"(on mug_1 {place})")}))
+    assert store.horizon(home.name) is None  # never by default
+    at_three = home.state_at(3).facts
+    note = home.compact(3)
+    assert note.status is UpdateStatus.NOOP and note.meta["compaction"]["horizon"] == 3
+    assert note.meta["compaction"]["updates_removed"] == 3
+    with pytest.raises(HistoryCompacted, match="compacted") as caught:
+        home.state_at(2)
+    assert caught.value.horizon == 3
+    assert home.state_at(3).facts == at_three and home.state_at(5).facts == home.facts()
+    assert [u.version for u in home.history()] == [4, 5, 5]
+    summary = store.horizon(home.name)
+    assert summary is not None and summary[2]["mug_1"][2] == 3  # three updates touched the mug
+    spans = home.fact_intervals(F("(on mug_1 table_1)"))
+    assert [(s.start_version, s.end_version) for s in spans] == [(0, 5)] or spans[-1].start_version == 4
+    copy = WorldMemory.import_lines(store, home.export_lines(), name=unique_name("compacted"))
+    assert copy.facts() == home.facts() and copy.state_at(5).facts == home.facts()

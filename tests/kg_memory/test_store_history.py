@@ -1,0 +1,247 @@
+"""The history contract on both stores: checkpoints, history queries, streaming export/import
+(verified like live updates) and compaction."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from conftest import unique_name
+
+from kg_memory import Delta, Fact, GraphStore, ImportMismatch, InvalidValue, UpdateSource, UpdateStatus, WorldMemory
+from kg_memory.exchange import open_lines
+from kg_memory.operations import full_replay
+
+F = Fact.parse
+PLACES = ("table_1", "shelf_1", "sink_1")
+
+
+@pytest.fixture
+def small_checkpoints(store: GraphStore) -> Iterator[GraphStore]:
+    """Checkpoints every 7 versions, so a short history crosses several."""
+    before = store.checkpoint_every
+    store.checkpoint_every = 7
+    yield store
+    store.checkpoint_every = before
+
+
+def _move(memory: WorldMemory, item: str, to: str) -> None:
+    (where,) = [f for f in memory.facts("on", item)]
+    update = memory.apply(Delta(remove={where}, add={F(f"(on {item} {to})")}), source=UpdateSource.API)
+    assert update.status is UpdateStatus.APPLIED, update.issues
+
+
+def _churn(memory: WorldMemory, steps: int, seed: int = 0) -> None:
+    rng = random.Random(seed)
+    for step in range(steps):
+        if step % 5 == 4:  # a rejected update now and then: kept in the history, no new version
+            memory.apply(Delta(add={F("(on mug_1 shelf_1)"), F("(on mug_1 sink_1)")}), source=UpdateSource.NL)
+        elif step % 3 == 0:
+            lamp = F("(light_on lamp_1)")
+            lit = lamp in memory.facts("light_on")
+            memory.apply(Delta(remove={lamp} if lit else set(), add=set() if lit else {lamp}), source=UpdateSource.API)
+        else:
+            item = rng.choice(("mug_1", "book_1"))
+            here = next(iter(memory.facts("on", item))).args[1]
+            _move(memory, item, rng.choice([p for p in PLACES if p != here]))
+
+
+# -- checkpoints --------------------------------------------------------------------------
+
+
+def test_state_at_from_checkpoints_equals_a_full_replay(small_checkpoints: GraphStore, home: WorldMemory) -> None:
+    _churn(home, 60)
+    store = small_checkpoints
+    top = home.version
+    assert top > 30
+    checkpoint = store.nearest_checkpoint(home.name, top)
+    assert checkpoint is not None and checkpoint.version % 7 == 0 and top - checkpoint.version < 7
+    for version in [0, 1, 6, 7, 8, top, *random.Random(1).sample(range(top + 1), 15)]:
+        fast, slow = home.state_at(version), full_replay(store, store.domains, home.name, version)
+        assert fast.facts == slow.facts, version
+        assert set(fast.entities) == set(slow.entities)
+    assert home.state_at(top).facts == home.facts()
+
+
+def test_a_crash_while_writing_a_checkpoint_leaves_a_consistent_memory(
+    small_checkpoints: GraphStore, home: WorldMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = small_checkpoints
+    while (home.version + 1) % 7:
+        _churn(home, 1, seed=home.version)
+    before = (home.version, home.facts(), len(home.history()))
+
+    def crash(*args: object) -> None:
+        raise RuntimeError("power cut while writing the checkpoint")
+
+    monkeypatch.setattr(store, "_write_checkpoint", crash)
+    with pytest.raises(RuntimeError, match="power cut"):
+        _move(home, "book_1", "table_1")
+    assert (home.version, home.facts(), len(home.history())) == before
+    assert store.nearest_checkpoint(home.name, before[0] + 1) is None or (
+        store.nearest_checkpoint(home.name, before[0] + 1).version < before[0] + 1  # type: ignore[union-attr]
+    )
+    monkeypatch.undo()
+    _move(home, "book_1", "table_1")
+    checkpoint = store.nearest_checkpoint(home.name, home.version)
+    assert checkpoint is not None and checkpoint.version == home.version
+    assert checkpoint.facts == home.facts()
+
+
+# -- history queries ----------------------------------------------------------------------
+
+
+def test_one_entitys_history_pages_with_a_cursor(home: WorldMemory) -> None:
+    _churn(home, 25)
+    everything = [u for u in home.history() if "book_1" in u.delta.mentioned()]
+    pages, after = [], 0
+    while page := home.query_history(entity="book_1", after=after, limit=3):
+        pages.append(page)
+        after = page[-1].seq
+    assert [u.id for p in pages for u in p] == [u.id for u in everything]
+    assert all(len(p) <= 3 for p in pages) and len(pages) > 2
+    newest = home.query_history(entity="book_1", newest_first=True, limit=2)
+    assert [u.id for u in newest] == [u.id for u in everything[::-1][:2]]
+
+
+def test_history_by_time_source_and_status(home: WorldMemory) -> None:
+    _churn(home, 15)
+    history = home.history()
+    middle = history[len(history) // 2].time
+    assert [u.id for u in home.query_history(since=middle, limit=1000)] == [u.id for u in history if u.time >= middle]
+    assert [u.id for u in home.query_history(until=middle, limit=1000)] == [u.id for u in history if u.time < middle]
+    rejected = home.query_history(status=UpdateStatus.REJECTED, limit=1000)
+    assert rejected and [u.id for u in rejected] == [u.id for u in history if u.status is UpdateStatus.REJECTED]
+    nl = home.query_history(source=UpdateSource.NL, status="applied", limit=1000)
+    assert nl == []
+    assert home.query_history(entity="mug_1", since=datetime.now(UTC) + timedelta(days=1)) == []
+    with pytest.raises(InvalidValue, match="page size"):
+        home.query_history(limit=0)
+
+
+def test_last_seen_by_perception(home: WorldMemory) -> None:
+    survey = home.history()[0]
+    assert home.last_seen("mug_1") == survey
+    _move(home, "mug_1", "shelf_1")  # an API update: not perception
+    assert home.last_seen("mug_1") == survey
+    looked = home.apply(Delta(), source=UpdateSource.SENSOR, meta={"seen": ["mug_1", "shelf_1"]})
+    assert looked.status is UpdateStatus.NOOP  # nothing changed, but the robot saw the mug
+    assert home.last_seen("mug_1") == looked
+    assert home.last_seen("alex") == survey
+    assert home.last_seen("nobody") is None
+
+
+def test_validity_intervals_of_a_fact_come_from_the_log(home: WorldMemory) -> None:
+    _move(home, "mug_1", "shelf_1")
+    _move(home, "mug_1", "table_1")
+    _move(home, "mug_1", "sink_1")
+    spans = home.fact_intervals(F("(on mug_1 table_1)"))
+    assert [(s.start_version, s.end_version) for s in spans] == [(1, 2), (3, 4)]
+    assert spans[0].start_update == home.history()[0].id and spans[1].end_time is not None
+    (now,) = home.fact_intervals(F("(on mug_1 sink_1)"))
+    assert (now.start_version, now.end_version) == (4, None)
+    assert home.fact_intervals(F("(light_on lamp_1)")) == []
+
+
+# -- streaming export and import ----------------------------------------------------------
+
+
+def test_json_lines_round_trip_with_history(store: GraphStore, home: WorldMemory) -> None:
+    _churn(home, 12)
+    lines = list(home.export_lines())
+    assert json.loads(lines[0])["format"] == "l3mp.memory.jsonl/1" and "end" in json.loads(lines[-1])
+    copy = WorldMemory.import_lines(store, lines, name=unique_name("copy"))
+    assert copy.facts() == home.facts() and copy.entities() == home.entities()
+    assert [(u.id, u.status, u.version) for u in copy.history()] == [
+        (u.id, u.status, u.version) for u in home.history()
+    ]
+    assert copy.state_at(3).facts == home.state_at(3).facts
+    assert [u.id for u in copy.query_history(entity="mug_1", limit=1000)] == [
+        u.id for u in home.query_history(entity="mug_1", limit=1000)
+    ]
+
+
+def test_a_cut_stream_is_refused_and_nothing_is_kept(store: GraphStore, home: WorldMemory) -> None:
+    _churn(home, 5)
+    name = unique_name("cut")
+    with pytest.raises(ImportMismatch, match="cut short"):
+        WorldMemory.import_lines(store, list(home.export_lines())[:-1], name=name)
+    assert name not in {m.name for m in store.list_memories()}
+
+
+def _synthetic_lines(updates: int) -> Iterator[str]:
+    """A survey then ``updates`` moves of one mug: a long history, made without a store."""
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    home = json.loads(json.dumps(_survey_lines()))
+    yield from (json.dumps(line) + "\n" for line in home)
+    places, where = ("table_1", "shelf_1"), 0
+    for n in range(2, updates + 1):
+        to = 1 - where
+        row = {
+            "id": f"u{n:07d}",
+            "seq": n,
+            "source": "api",
+            "input": "",
+            "delta": {"remove": [f"(on mug_1 {places[where]})"], "add": [f"(on mug_1 {places[to]})"]},
+            "status": "applied",
+            "version": n,
+            "time": (start + timedelta(seconds=n)).isoformat(),
+        }
+        where = to
+        yield json.dumps({"update": row}) + "\n"
+    final = [*_SURVEY_FACTS_TEXT]
+    final[final.index("(on mug_1 table_1)")] = f"(on mug_1 {places[where]})"
+    from kg_memory.exchange import facts_digest
+
+    end = {"updates": updates, "version": updates, "facts_sha256": facts_digest(F(f) for f in final)}
+    yield json.dumps({"end": end}) + "\n"
+
+
+def _survey_lines() -> list[dict[str, object]]:
+    from l3mp.examples import SURVEY_ENTITIES
+
+    survey = {
+        "id": "u0000001",
+        "seq": 1,
+        "source": "sensor",
+        "delta": {"add": _SURVEY_FACTS_TEXT, "new_entities": [e.to_json() for e in SURVEY_ENTITIES]},
+        "status": "applied",
+        "version": 1,
+        "time": datetime(2024, 1, 1, tzinfo=UTC).isoformat(),
+    }
+    header = {"format": "l3mp.memory.jsonl/1", "memory": {"name": "synthetic", "domain": "example_home"}}
+    return [header, *({"entity": e.to_json()} for e in SURVEY_ENTITIES), {"update": survey}]
+
+
+def _survey_facts_text() -> list[str]:
+    from l3mp.examples import SURVEY_FACTS
+
+    return sorted(str(f) for f in SURVEY_FACTS)
+
+
+_SURVEY_FACTS_TEXT = _survey_facts_text()
+
+
+@pytest.mark.slow
+def test_gzip_round_trip_of_100000_updates(store: GraphStore, tmp_path: Path) -> None:
+    first = WorldMemory.import_lines(store, _synthetic_lines(100_000), name=unique_name("long"))
+    assert first.version == 100_000
+    path = tmp_path / "long.jsonl.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as out:
+        out.writelines(first.export_lines())
+    with open_lines(path) as lines:
+        second = WorldMemory.import_lines(store, lines, name=unique_name("again"))
+    assert second.version == 100_000 and second.facts() == first.facts()
+    assert second.state_at(54_321).facts == first.state_at(54_321).facts
+    assert len(second.query_history(entity="mug_1", since=datetime(2024, 1, 2, tzinfo=UTC), limit=10)) == 10
+
+
+def test_the_one_document_format_still_imports(store: GraphStore, home: WorldMemory) -> None:
+    _churn(home, 6)
+    copy = WorldMemory.import_(store, json.loads(json.dumps(home.export())), name=unique_name("doc"))
+    assert copy.facts() == home.facts() and len(copy.history()) == len(home.history())
