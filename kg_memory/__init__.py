@@ -31,6 +31,7 @@ from kg_memory.formula import (
     Quantified,
     Truth,
 )
+from kg_memory.history import Checkpoint, HistoryCompacted, HistoryQuery, Interval
 from kg_memory.language import Language
 from kg_memory.memory import DEFAULT_COMMIT_ATTEMPTS, Refused, WorldMemory
 from kg_memory.model import (
@@ -68,6 +69,10 @@ __all__ = [
     "COST_SCALE",
     "Cost",
     "scaled_cost",
+    "Checkpoint",
+    "HistoryCompacted",
+    "HistoryQuery",
+    "Interval",
     "Delta",
     "Domain",
     "DomainError",

@@ -117,12 +117,19 @@ def parse_lines(lines: Iterable[str | bytes]) -> Iterator[dict[str, Any]]:
 
 
 def open_lines(path: Path) -> IO[str]:
-    """A JSON Lines export, gzipped (by its magic number) or not."""
-    raw = path.open("rb")
-    if raw.read(2) == b"\x1f\x8b":
-        raw.seek(0)
-        return io.TextIOWrapper(gzip.GzipFile(fileobj=raw), encoding="utf-8")
+    """A JSON Lines export file, gzipped (by its magic number) or not."""
+    with path.open("rb") as raw:
+        gzipped = raw.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rt", encoding="utf-8") if gzipped else path.open(encoding="utf-8")
+
+
+def text_lines(raw: IO[bytes]) -> IO[str]:
+    """A binary stream of JSON Lines as text, un-gzipped if it starts with gzip's magic number
+    (closing the result leaves ``raw`` open: its owner closes it)."""
+    start = raw.read(2)
     raw.seek(0)
+    if start == b"\x1f\x8b":
+        return io.TextIOWrapper(gzip.GzipFile(fileobj=raw), encoding="utf-8")
     return io.TextIOWrapper(raw, encoding="utf-8")
 
 

@@ -33,6 +33,8 @@ class Settings(BaseSettings):
     api_key: SecretStr | None = None
     read_only_api_key: SecretStr | None = None
     max_request_bytes: int = Field(default=1_000_000, gt=0)
+    # streamed JSON Lines imports (POST /v1/memories/import.jsonl) spool to disk under their own limit
+    max_import_bytes: int = Field(default=8_000_000_000, gt=0)
     retriever: Literal["full", "entities", "search"] = "search"
     verify_updates: bool = True
 

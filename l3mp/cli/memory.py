@@ -1,4 +1,5 @@
-"""Memories from the command line: list, show, history, export and import; create and change one.
+"""Memories from the command line: list and show; create and change one (history, export and import
+are in ``l3mp.cli.history``).
 
     l3mp init home --domain household --sim-home 0     # a memory, optionally surveyed from a simulated home
     l3mp update home "Jessica turned off the laundry room light"   # through the configured model
@@ -54,43 +55,6 @@ def state(state: CliState, memory: str, as_json: bool) -> int:
             return 0
         for fact in sorted(current.facts, key=str):
             state.console.print(fact.display(), world.domain.language.fact(fact), sep="  ", markup=False)
-    return 0
-
-
-@click.command()
-@click.argument("memory")
-@pass_state
-def history(state: CliState, memory: str) -> int:
-    """Show a memory's history, one update as JSON a line."""
-    with state.opened_store() as store:
-        for update in store.history(memory):
-            state.console.print_json(json.dumps(update.to_json()))
-    return 0
-
-
-@click.command()
-@click.argument("memory")
-@pass_state
-def export(state: CliState, memory: str) -> int:
-    """Print a memory (entities and history) as JSON."""
-    with state.opened_store() as store:
-        sys.stdout.write(json.dumps(WorldMemory.open(store, memory).export(), indent=2) + "\n")
-    return 0
-
-
-@click.command("import")
-@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--name", help="import under this name")
-@pass_state
-def import_(state: CliState, file: Path, name: str | None) -> int:
-    """Import a memory exported as JSON."""
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise click.ClickException(f"{file} is not JSON: {exc}") from exc
-    with state.opened_store() as store:
-        world = WorldMemory.import_(store, data, name)
-        state.console.print(f"imported {world.name!r} at version {world.version}")
     return 0
 
 

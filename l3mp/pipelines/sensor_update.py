@@ -65,6 +65,7 @@ def _meta(observation: Observation, delta: Delta) -> dict[str, Any]:
         "robot": observation.robot,
         "time_step": observation.time_step,
         "observed": len(observation.entities),
+        "seen": sorted(observation.names()),  # indexed: when each entity was last seen
         "created": [e.name for e in delta.new_entities],
         "unseen": list(unseen_entities(observation, delta)),
         "removed": len(delta.remove),

@@ -11,7 +11,7 @@ from l3mp.llm import LanguageModel
 from l3mp.service import dashboard, errors
 from l3mp.service.deps import Services
 from l3mp.service.limits import BodyLimit
-from l3mp.service.routes import health, memories, plans, state, updates
+from l3mp.service.routes import health, history, memories, plans, state, updates
 from l3mp.settings import Settings
 from l3mp.wiring import open_store
 
@@ -40,6 +40,8 @@ def create_app(settings: Settings | None = None, *, model: LanguageModel | None 
     errors.install(app)
     app.include_router(health.router)
     for router in (
+        history.writes,  # before memories: /memories/import.jsonl is not a memory named import.jsonl
+        history.reads,
         memories.writes,
         memories.reads,
         state.reads,
@@ -50,5 +52,5 @@ def create_app(settings: Settings | None = None, *, model: LanguageModel | None 
     ):
         app.include_router(router, prefix=API_PREFIX)
     dashboard.install(app)  # the page at / and its read-only data under /dashboard
-    app.add_middleware(BodyLimit, limit=settings.max_request_bytes)
+    app.add_middleware(BodyLimit, limit=settings.max_request_bytes, streamed=(f"{API_PREFIX}/memories/import.jsonl",))
     return app

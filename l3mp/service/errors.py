@@ -28,11 +28,20 @@ from kg_memory import (
     Update,
     VersionConflict,
 )
+from kg_memory.history import HistoryCompacted
 from l3mp.llm import LLMError, ModelUnavailable
 from l3mp.service.schemas import ErrorBody, ErrorDetail, IssueOut, UpdateOut
 from retrieval.errors import RetrievalError
 
 log = logging.getLogger(__name__)
+
+
+class TooLarge(Exception):
+    """A streamed request body went over its route's limit."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"the request body exceeds {limit} bytes")
 
 
 class Rejected(Exception):
@@ -50,6 +59,8 @@ _MAPPING: tuple[tuple[type[Exception], int, str], ...] = (
     (UnknownDomain, 404, "unknown_domain"),
     (MemoryExists, 409, "memory_exists"),
     (VersionConflict, 409, "version_conflict"),
+    (HistoryCompacted, 410, "history_compacted"),
+    (TooLarge, 413, "too_large"),
     (StoreUnavailable, 503, "store_unavailable"),
     (ModelUnavailable, 503, "model_unavailable"),
     (LLMError, 502, "model_error"),
@@ -128,3 +139,4 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(StarletteHTTPException, _http)
     app.add_exception_handler(L3mpError, _domain_error)
+    app.add_exception_handler(TooLarge, _domain_error)

@@ -10,12 +10,13 @@ from l3mp.service.errors import error_response
 class BodyLimit:
     """Refuse bodies over ``limit`` bytes with 413: by Content-Length up front, else while streaming."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, streamed: tuple[str, ...] = ()) -> None:
         self.app = app
         self.limit = limit
+        self.streamed = streamed  # paths whose route streams its body under its own limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope.get("path") in self.streamed:
             await self.app(scope, receive, send)
             return
         declared = dict(scope.get("headers") or ()).get(b"content-length")

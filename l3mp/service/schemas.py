@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kg_memory import Entity, Issue, Memory, Update
+from kg_memory import Entity, Interval, Issue, Memory, Update
 
 _FACT: Any = Field(
     default_factory=list,
@@ -121,6 +121,37 @@ class UpdateOut(BaseModel):
 class HistoryOut(BaseModel):
     updates: list[UpdateOut]
     next_since_seq: int = Field(description="pass as since_seq to read the next page")
+
+
+class HistoryPageOut(BaseModel):
+    updates: list[UpdateOut]
+    next_cursor: int | None = Field(description="pass as cursor for the next page; null on the last page")
+
+
+class LastSeenOut(BaseModel):
+    entity: str
+    time: datetime | None = Field(description="when perception last saw it; null if it never did")
+    update: UpdateOut | None
+
+
+class IntervalEndOut(BaseModel):
+    version: int
+    time: datetime
+    update: str
+
+
+class IntervalOut(BaseModel):
+    fact: str
+    start: IntervalEndOut
+    end: IntervalEndOut | None = Field(description="null while the fact still holds")
+
+    @classmethod
+    def of(cls, interval: Interval) -> IntervalOut:
+        end = None
+        if interval.end_version is not None and interval.end_time is not None and interval.end_update is not None:
+            end = IntervalEndOut(version=interval.end_version, time=interval.end_time, update=interval.end_update)
+        start = IntervalEndOut(version=interval.start_version, time=interval.start_time, update=interval.start_update)
+        return cls(fact=str(interval.fact), start=start, end=end)
 
 
 class DeltaIn(_In):
