@@ -23,7 +23,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from experiments import cli_startup, dashboard, evaluator, planning, retrieval, service, sim, stores, updates
+from experiments import cli_startup, dashboard, evaluator, lifelong, planning, retrieval, service, sim, stores, updates
 from experiments._common import description, verdict
 
 BENCHMARKS: dict[str, tuple[Callable[[Sequence[str] | None], int], Path]] = {
@@ -36,6 +36,7 @@ BENCHMARKS: dict[str, tuple[Callable[[Sequence[str] | None], int], Path]] = {
     "service": (service.main, Path("experiments/results/service.json")),
     "cli": (cli_startup.main, Path("experiments/results/cli.json")),
     "dashboard": (dashboard.main, Path("experiments/results/dashboard.json")),
+    "lifelong": (lifelong.main, Path("experiments/results/lifelong.json")),
 }
 
 
@@ -52,6 +53,9 @@ def targets(name: str, results: dict[str, Any]) -> list[tuple[str, dict[str, Any
     if name == "stores":
         found = results["stores"].items()
         return [(f"{kind} {LABELS.get(key, key)}", t) for kind, r in found for key, t in r["targets"].items()]
+    if name == "lifelong":
+        found = results["stores"].items()
+        return [(f"{kind} {key}", t) for kind, r in found for key, t in r["targets"].items()]
     if "targets" in results:
         return [(key, t) for key, t in results["targets"].items()]
     return [(LABELS.get(name, name), results["target"])]

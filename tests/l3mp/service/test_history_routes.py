@@ -4,6 +4,7 @@ both ways (imports under their own, larger limit than other bodies)."""
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +29,7 @@ def test_history_pages_follow_the_cursor(make_client: Factory) -> None:
     client = make_client()
     name = surveyed(client)
     places = ["table_1", "shelf_1", "sink_1", "table_1", "shelf_1"]
-    for here, there in zip(places, places[1:], strict=False):
+    for here, there in itertools.pairwise(places):
         _move(client, name, here, there)
     seen, cursor = [], 0
     while True:
