@@ -108,7 +108,7 @@ def query_text(q: HistoryQuery) -> tuple[str, dict[str, Any]]:
     node, key = ("t", "t.seq") if q.entity is not None else ("u", "u.seq")
     where = []
     for clause, name, value in (
-        (f"{key} > $after", "after", q.after or None),
+        (f"{key} > $after", "after", q.after),  # always: it names seq, which the index hint needs
         (f"{key} < $before", "before", q.before),
         (f"{node}.ts >= $since", "since", q.since_us),
         (f"{node}.ts < $until", "until", q.until_us),
@@ -130,8 +130,10 @@ def query_text(q: HistoryQuery) -> tuple[str, dict[str, Any]]:
         params["entity"] = q.entity
         cond = f" WHERE {' AND '.join(where)}" if where else ""
         text = (
-            f"MATCH (t:Touch {{memory: $memory, entity: $entity}}){cond} "
-            f"MATCH (u:Update {{memory: $memory, seq: t.seq}}){' WHERE ' + ' AND '.join(filters) if filters else ''} "
+            f"MATCH (t:Touch {{memory: $memory, entity: $entity}}) USING INDEX t:Touch(memory, entity, seq){cond} "
+            # the hint: on a young database the planner may prefer a label scan to the (memory, seq) index
+            "MATCH (u:Update {memory: $memory, seq: t.seq}) USING INDEX u:Update(memory, seq) "
+            f"{'WHERE ' + ' AND '.join(filters) if filters else ''} "
         )
     else:
         conds = where + filters
