@@ -20,7 +20,7 @@ def _operators(plan: Any) -> list[str]:
 
 
 def _explain(store: Neo4jStore, text: str, **params: Any) -> list[str]:
-    with store._driver.session() as session:  # noqa: SLF001 - the test reads the store's own plans
+    with store._driver.session() as session:
         summary = session.run("EXPLAIN " + text, params).consume()
     assert summary.plan is not None
     return [op.split("@")[0] for op in _operators(summary.plan)]
