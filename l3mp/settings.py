@@ -34,6 +34,14 @@ class Settings(BaseSettings):
     read_only_api_key: SecretStr | None = None
     max_request_bytes: int = Field(default=1_000_000, gt=0)
     retriever: Literal["full", "entities", "search"] = "search"
+    # model-bound routes (NL updates, plans): at most model_concurrency at once per process, each
+    # answered within model_route_deadline seconds (503 after it, the work finishing in its slot);
+    # more get 503 with Retry-After at once. Each API key (or client address) may start
+    # model_rate_per_minute requests that call the model per minute (429 beyond).
+    model_concurrency: int = Field(default=4, ge=1, le=256)
+    model_route_deadline: float = Field(default=150.0, gt=0)
+    model_rate_per_minute: int = Field(default=60, ge=1)
+    plan_deadline: float = Field(default=120.0, gt=0)  # one plan request, planner calls included
     verify_updates: bool = True
 
     @property
