@@ -18,6 +18,10 @@ class Settings(BaseSettings):
     neo4j_user: str = "neo4j"
     neo4j_password: SecretStr = SecretStr("")
     neo4j_database: str | None = None
+    # how long a request waits for Neo4j before it is a 503: connecting and taking a pooled
+    # connection (each), and retrying a transaction on a transient error (was 10 s + 5 s: 6-8 s)
+    neo4j_timeout: float = Field(default=2.0, gt=0)
+    neo4j_retry_time: float = Field(default=1.0, ge=0)
     # domains brought by users (`l3mp pddl import`), one folder per domain, named as the domain
     domains_path: Path = Path(".l3mp/domains")
 

@@ -12,7 +12,7 @@ from l3mp.llm import LanguageModel
 from l3mp.service import dashboard, errors
 from l3mp.service.deps import Services
 from l3mp.service.gate import EarlyRefusal, ModelGate
-from l3mp.service.limits import BodyLimit
+from l3mp.service.limits import BodyLimit, HeadAsGet
 from l3mp.service.routes import health, memories, plans, state, updates
 from l3mp.settings import Settings
 from l3mp.wiring import open_store
@@ -62,5 +62,6 @@ def create_app(settings: Settings | None = None, *, model: LanguageModel | None 
         services: Services | None = getattr(app.state, "services", None)
         return services.gate if services is not None else None
 
-    app.add_middleware(EarlyRefusal, gate=gate)  # outermost: a busy refusal costs next to nothing
+    app.add_middleware(EarlyRefusal, gate=gate)  # a busy refusal costs next to nothing
+    app.add_middleware(HeadAsGet)
     return app
