@@ -23,7 +23,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from experiments import cli_startup, dashboard, evaluator, planning, retrieval, service, sim, stores, updates
+from experiments import cli_startup, crowded, dashboard, evaluator, planning, retrieval, service, sim, stores, updates
 from experiments._common import description, verdict
 
 BENCHMARKS: dict[str, tuple[Callable[[Sequence[str] | None], int], Path]] = {
@@ -36,6 +36,7 @@ BENCHMARKS: dict[str, tuple[Callable[[Sequence[str] | None], int], Path]] = {
     "service": (service.main, Path("experiments/results/service.json")),
     "cli": (cli_startup.main, Path("experiments/results/cli.json")),
     "dashboard": (dashboard.main, Path("experiments/results/dashboard.json")),
+    "crowded": (crowded.main, Path("experiments/results/crowded.json")),
 }
 
 
