@@ -45,7 +45,8 @@ def _memory(folder: Path, n: int) -> WorldMemory:
 def measure(n: int, folder: Path) -> dict[str, Any]:
     memory = _memory(folder, n)
     state = memory.state()
-    world = World(memory.domain, (e for k, e in state.entities.items() if k not in memory.domain.constants), state.facts)
+    constants = memory.domain.constants
+    world = World(memory.domain, (e for k, e in state.entities.items() if k not in constants), state.facts)
     goal = parse_goal(GOALS["moves"])
     first = focused_context(world, goal, ["robot_1"])
     started = time.perf_counter()
