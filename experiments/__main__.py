@@ -23,7 +23,19 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from experiments import cli_startup, dashboard, evaluator, lifelong, planning, retrieval, service, sim, stores, updates
+from experiments import (
+    cli_startup,
+    crowded,
+    dashboard,
+    evaluator,
+    lifelong,
+    planning,
+    retrieval,
+    service,
+    sim,
+    stores,
+    updates,
+)
 from experiments._common import description, verdict
 
 BENCHMARKS: dict[str, tuple[Callable[[Sequence[str] | None], int], Path]] = {
@@ -37,6 +49,7 @@ BENCHMARKS: dict[str, tuple[Callable[[Sequence[str] | None], int], Path]] = {
     "cli": (cli_startup.main, Path("experiments/results/cli.json")),
     "dashboard": (dashboard.main, Path("experiments/results/dashboard.json")),
     "lifelong": (lifelong.main, Path("experiments/results/lifelong.json")),
+    "crowded": (crowded.main, Path("experiments/results/crowded.json")),
 }
 
 

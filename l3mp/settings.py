@@ -18,6 +18,10 @@ class Settings(BaseSettings):
     neo4j_user: str = "neo4j"
     neo4j_password: SecretStr = SecretStr("")
     neo4j_database: str | None = None
+    # how long a request waits for Neo4j before it is a 503: connecting and taking a pooled
+    # connection (each), and retrying a transaction on a transient error (was 10 s + 5 s: 6-8 s)
+    neo4j_timeout: float = Field(default=2.0, gt=0)
+    neo4j_retry_time: float = Field(default=1.0, ge=0)
     # domains brought by users (`l3mp pddl import`), one folder per domain, named as the domain
     domains_path: Path = Path(".l3mp/domains")
 
@@ -36,6 +40,14 @@ class Settings(BaseSettings):
     # streamed JSON Lines imports (POST /v1/memories/import.jsonl) spool to disk under their own limit
     max_import_bytes: int = Field(default=8_000_000_000, gt=0)
     retriever: Literal["full", "entities", "search"] = "search"
+    # model-bound routes (NL updates, plans): at most model_concurrency at once per process, each
+    # answered within model_route_deadline seconds (503 after it, the work finishing in its slot);
+    # more get 503 with Retry-After at once. Each API key (or client address) may start
+    # model_rate_per_minute requests that call the model per minute (429 beyond).
+    model_concurrency: int = Field(default=4, ge=1, le=256)
+    model_route_deadline: float = Field(default=150.0, gt=0)
+    model_rate_per_minute: int = Field(default=60, ge=1)
+    plan_deadline: float = Field(default=120.0, gt=0)  # one plan request, planner calls included
     verify_updates: bool = True
 
     @property

@@ -25,7 +25,14 @@ def _sqlite(settings: Settings, domains: DomainRegistry) -> GraphStore:
 def _neo4j(settings: Settings, domains: DomainRegistry) -> GraphStore:
     from kg_memory.stores.neo4j import Neo4jStore
 
-    store = Neo4jStore(settings.neo4j_uri, settings.neo4j_auth, domains, database=settings.neo4j_database)
+    store = Neo4jStore(
+        settings.neo4j_uri,
+        settings.neo4j_auth,
+        domains,
+        database=settings.neo4j_database,
+        timeout=settings.neo4j_timeout,
+        retry_time=settings.neo4j_retry_time,
+    )
     store.init_schema()
     return store
 

@@ -120,7 +120,28 @@ def _violating(world: World, goal: Formula) -> set[str]:
     return set()
 
 
-def focused_context(world: World, goal: Formula, anchors: Iterable[str] = (), seeds: Iterable[str] = ()) -> Context:
+def neighbours(world: World, name: str, reverse_cap: int) -> set[str]:
+    """The objects one fact away from ``name``: all of those its own facts name (what holds it, its
+    room), and at most ``reverse_cap`` of those whose facts name it later (what is on a table).
+
+    The cap keeps a table with 10,000 things on it from pulling all of them into every context
+    (and every hop from them back through the table: that made widening quadratic).
+    """
+    found: set[str] = set()
+    reverse: list[str] = []
+    for fact in world.facts_about(name):
+        if fact.args[0] == name:
+            found.update(fact.args)
+        else:
+            reverse.append(fact.args[0])
+    found.update(sorted(set(reverse))[:reverse_cap])
+    found.add(name)
+    return found
+
+
+def focused_context(
+    world: World, goal: Formula, anchors: Iterable[str] = (), seeds: Iterable[str] = (), reverse_cap: int = 16
+) -> Context:
     """A small problem: the goal's objects (for a ``forall``, those that break it now) and ``anchors``
     (the robot), what holds them, the shortest ways from the first anchor to each of those, and
     ``seeds`` (what retrieval found) with the objects their facts name.
@@ -128,6 +149,7 @@ def focused_context(world: World, goal: Formula, anchors: Iterable[str] = (), se
     Paths run over the static skeleton (rooms, doors, fixtures) and the facts about the objects
     that matter, so a plan for "bring the mug" sees the rooms between the robot and the mug and not
     the other two hundred pieces of furniture; when that is too little, the tiers widen it.
+    Of the things a focus object holds, at most ``reverse_cap`` come in (see :func:`neighbours`).
     """
     import networkx as nx
 
@@ -135,7 +157,8 @@ def focused_context(world: World, goal: Formula, anchors: Iterable[str] = (), se
     static = domain.static_predicates
     anchors = [a for a in anchors if world.entity(a) is not None]
     focus = goal_objects(goal) | _violating(world, goal) | set(anchors)
-    terminals = focus | {a for name in focus for f in world.facts_about(name) for a in f.args}
+    # what holds each of them, and a few of what they hold (not the 2,000 things on a goal's table)
+    terminals = focus | {a for name in focus for a in neighbours(world, name, reverse_cap)}
     graph: nx.Graph[str] = nx.Graph()
     for fact in world.facts:
         if len(fact.args) == 2 and (fact.predicate in static or terminals & set(fact.args)):
@@ -154,7 +177,7 @@ def focused_context(world: World, goal: Formula, anchors: Iterable[str] = (), se
         if f.predicate in static and f.args[0] == name
         for a in f.args
     }
-    keep |= {a for name in seeds for f in world.facts_about(name) for a in f.args}
+    keep |= {a for name in seeds for a in neighbours(world, name, reverse_cap)}
     keep -= set(domain.constants)
     entities = tuple(e for name in sorted(keep) if (e := world.entity(name)) is not None)
     known = keep | set(domain.constants)

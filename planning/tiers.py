@@ -18,10 +18,15 @@ from kg_memory import Domain, Entity, Fact
 from kg_memory.formula import And, Atom, Formula, Not, Or, Quantified
 from planning.evaluator import ActionEvaluator, GroundAction
 from planning.planner import DEFAULT_PLANNER, PlanResult, PlanStatus, solve
-from planning.problem import Context, full_context, goal_objects, problem_pddl
+from planning.problem import Context, full_context, goal_objects, neighbours, problem_pddl
 from planning.world import World
 
 TIERS = ("retrieved", "widened", "full")
+HOLDS = "holds"  # the tier of the empty plan, when the goal already holds in the full state
+
+
+def _left(deadline: float | None) -> float:
+    return float("inf") if deadline is None else deadline - time.monotonic()
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,28 +93,28 @@ def _needed_types(domain: Domain, predicates: set[str]) -> set[str]:
 
 
 def widen(
-    world: World, context: Context, goal: Formula, predicates: set[str], anchors: Sequence[str], per_type: int = 2
+    world: World,
+    context: Context,
+    goal: Formula,
+    predicates: set[str],
+    anchors: Sequence[str],
+    per_type: int = 2,
+    reverse_cap: int = 32,
 ) -> Context:
-    """More of the state, still far from all of it.
+    """More of the state, still far from all of it, in time near-linear in the state's size.
 
-    Two hops around the goal's objects; for every type that the actions changing
-    ``predicates`` (those the goal and a failing action mention) take as a parameter, the
-    ``per_type`` objects of that type nearest the first anchor, with the way to them; then each
-    kept object's own static facts (a table's room, a faucet's sink, a room's doors). Taking all
-    facts of those predicates instead would, at 10,000 entities, rebuild most of the full problem.
+    Two hops around the goal's objects (each hop taking at most ``reverse_cap`` of the things an
+    object holds); for every type that the actions changing ``predicates`` (those the goal and a
+    failing action mention) take as a parameter, the ``per_type`` objects of that type nearest the
+    first anchor, with the way to them; then each kept object's own static facts (a table's room,
+    a faucet's sink, a room's doors). Taking all facts of those predicates instead would, at 10,000
+    entities, rebuild most of the full problem.
     """
     import networkx as nx
 
     names = {e.name for e in context.entities} | goal_objects(goal)
-    # two hops around the goal's objects: what holds them, and what is next to that
-    names |= {
-        a
-        for n in goal_objects(goal)
-        for f in world.facts_about(n)
-        for b in f.args
-        for g in world.facts_about(b)
-        for a in g.args
-    }
+    hop = {n for o in goal_objects(goal) for n in neighbours(world, o, reverse_cap)}
+    names |= hop | {n for o in hop for n in neighbours(world, o, reverse_cap)}
     graph: nx.Graph[str] = nx.Graph()
     graph.add_edges_from(f.args for f in world.facts if len(f.args) == 2)
     start = next((a for a in anchors if a in graph), None)
@@ -152,12 +157,23 @@ class TieredPlanner:
         *,
         anchors: Sequence[str] = (),
         full_state: bool = True,
+        deadline: float | None = None,
     ) -> TieredPlan:
-        """Try ``first``, then a widened context, then (if ``full_state``) the whole state."""
+        """Try ``first``, then a widened context, then (if ``full_state``) the whole state.
+
+        A goal that already holds is solved at once by the empty plan. ``deadline`` (a
+        ``time.monotonic()`` instant) bounds the whole call: each planner call gets what is left
+        (at most ``timeout``), and when nothing is left the result is ``timeout`` with the
+        attempts made so far.
+        """
+        if self.evaluator.evaluate(goal, world):
+            return TieredPlan(PlanStatus.SOLVED, (), HOLDS, ())
         attempts: list[TierAttempt] = []
         context: Context | None = first
         predicates = formula_predicates(goal)
         for tier in TIERS:
+            if _left(deadline) <= 0:
+                return TieredPlan(PlanStatus.TIMEOUT, (), None, tuple(attempts))
             if tier == "widened":
                 context = widen(world, first, goal, predicates, anchors)
             elif tier == "full":
@@ -169,11 +185,19 @@ class TieredPlanner:
             if attempts and text == attempts[-1].problem:
                 continue  # widening added nothing: the same problem would fail the same way
             built = time.perf_counter() - started
-            attempt, failing = self._attempt(tier, world, goal, (len(entities), len(context.facts)), text, built)
+            timeout = min(self.timeout, _left(deadline))
+            if timeout <= 0:
+                return TieredPlan(PlanStatus.TIMEOUT, (), None, tuple(attempts))
+            sizes = (len(entities), len(context.facts))
+            attempt, failing = self._attempt(tier, world, goal, sizes, text, built, timeout)
             attempts.append(attempt)
             if attempt.accepted:
                 return TieredPlan(PlanStatus.SOLVED, attempt.result.plan, tier, tuple(attempts))
+            if attempt.result.status is PlanStatus.TIMEOUT and _left(deadline) <= 0:
+                break  # the request's time is up: a wider problem would only take longer
             predicates |= failing
+        if not attempts:
+            return TieredPlan(PlanStatus.UNSOLVABLE, (), None, ())
         last = attempts[-1]
         # a plan that even the last tier could not make valid is an error, not proof of unsolvability
         status = PlanStatus.ERROR if last.result.solved else last.result.status
@@ -186,9 +210,9 @@ class TieredPlanner:
         return entities, problem_pddl(self.domain, entities, context.facts, goal)
 
     def _attempt(
-        self, tier: str, world: World, goal: Formula, sizes: tuple[int, int], text: str, built: float
+        self, tier: str, world: World, goal: Formula, sizes: tuple[int, int], text: str, built: float, timeout: float
     ) -> tuple[TierAttempt, set[str]]:
-        result = solve(self.domain, text, self.planner, self.timeout)
+        result = solve(self.domain, text, self.planner, timeout)
         if not result.solved:
             reason = result.message or f"the planner returned {result.status.value}"
             return TierAttempt(tier, *sizes, result, None, reason, text, built, 0.0), set()

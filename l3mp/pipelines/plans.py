@@ -21,7 +21,7 @@ from l3mp.llm.base import LanguageModel, Usage
 from l3mp.pipelines.context import ModelRetrieval
 from l3mp.pipelines.exchange import AnswerProblem, Exchange, ask_parsed, unusable
 from l3mp.prompts import GoalInput, goal
-from planning import DEFAULT_PLANNER, GroundAction, World
+from planning import DEFAULT_PLANNER, GroundAction, PlanStatus, World
 from planning.explain import explain
 from planning.goal import check_goal
 from planning.problem import focused_context, goal_objects
@@ -41,6 +41,7 @@ class PlanConfig:
     retrieval_retries: int = 2
     planner: str = DEFAULT_PLANNER
     timeout: float = 60.0  # per planner call
+    deadline: float = 120.0  # the whole request, seconds: planning stops with `timeout` when it runs out
     full_state: bool = True  # whether the last tier may plan on the whole state
     max_chars: int = 2_000
 
@@ -49,6 +50,8 @@ class PlanConfig:
             raise InvalidValue("retriever", self.retriever, f"use one of {', '.join(RETRIEVERS)}")
         if self.retries < 0 or self.retrieval_retries < 0 or self.timeout <= 0 or self.max_chars < 1:
             raise InvalidValue("plan config", self, "retries must be ≥ 0, timeout > 0 and max_chars ≥ 1")
+        if not self.deadline > 0:
+            raise InvalidValue("plan deadline", self.deadline, "the deadline must be > 0 seconds")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,10 +129,12 @@ class TaskPlanner:
         self.config = config or PlanConfig()
         self.retriever = retriever or make_retriever(self.config.retriever)
         self.tiers = TieredPlanner(memory.domain, planner=self.config.planner, timeout=self.config.timeout)
+        self._deadline: float | None = None  # time.monotonic() by which the current request must end
 
     def plan(self, request: str = "", *, goal: str | None = None) -> PlanReport:
         """Plan for ``request`` (through the model) or for ``goal`` (PDDL, no model)."""
         started = time.perf_counter()
+        self._deadline = time.monotonic() + self.config.deadline
         if goal is not None:
             report = self._plan_goal(request or goal, goal)
         elif (problem := unusable(request, self.config.max_chars)) is not None:
@@ -213,8 +218,13 @@ class TaskPlanner:
         anchors = _anchors(world)
         first = focused_context(world, formula, anchors, seeds)  # the retrieved entities and the way to them
         timings["world"] = time.perf_counter() - started
-        tiered = self.tiers.plan(world, formula, first, anchors=anchors, full_state=self.config.full_state)
+        tiered = self.tiers.plan(
+            world, formula, first, anchors=anchors, full_state=self.config.full_state, deadline=self._deadline
+        )
         timings["planning"] = time.perf_counter() - started - timings["world"]
+        issues = tuple(a.reason for a in tiered.attempts if a.reason)
+        if tiered.status is PlanStatus.TIMEOUT:
+            issues += (f"the request's deadline of {self.config.deadline:g} s ran out while planning",)
         labels = {name: e.label for name, e in state.entities.items() if e.label}
         lines = tuple(explain(tiered.plan, domain, labels=labels)) if tiered.solved else ()
         return PlanReport(
@@ -224,7 +234,7 @@ class TaskPlanner:
             plan=tiered.plan,
             explanation=lines,
             tier=tiered.tier,
-            issues=tuple(a.reason for a in tiered.attempts if a.reason),
+            issues=issues,
             tiers=tiered,
             usage=usage,
             timings=timings,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -10,10 +11,12 @@ from fastapi import FastAPI
 from l3mp.llm import LanguageModel
 from l3mp.service import dashboard, errors
 from l3mp.service.deps import Services
-from l3mp.service.limits import BodyLimit
+from l3mp.service.gate import EarlyRefusal, ModelGate
+from l3mp.service.limits import BodyLimit, HeadAsGet
 from l3mp.service.routes import health, history, memories, plans, state, updates
 from l3mp.settings import Settings
 from l3mp.wiring import open_store
+from retrieval.context import count_tokens
 
 API_PREFIX = "/v1"
 
@@ -24,12 +27,15 @@ def create_app(settings: Settings | None = None, *, model: LanguageModel | None 
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        store = open_store(settings)
-        app.state.services = Services(settings, store, model)
+        services = Services(settings, open_store(settings), model)
+        app.state.services = services
+        # the token tables load once, in seconds, holding the GIL in stretches: before the first
+        # request rather than inside the first burst of model-bound ones (GET /health waited 1.3 s)
+        await asyncio.to_thread(count_tokens, "warm up")
         try:
             yield
         finally:
-            store.close()
+            services.close()
 
     app = FastAPI(
         title="l3mp",
@@ -53,4 +59,11 @@ def create_app(settings: Settings | None = None, *, model: LanguageModel | None 
         app.include_router(router, prefix=API_PREFIX)
     dashboard.install(app)  # the page at / and its read-only data under /dashboard
     app.add_middleware(BodyLimit, limit=settings.max_request_bytes, streamed=(f"{API_PREFIX}/memories/import.jsonl",))
+
+    def gate() -> ModelGate | None:
+        services: Services | None = getattr(app.state, "services", None)
+        return services.gate if services is not None else None
+
+    app.add_middleware(EarlyRefusal, gate=gate)  # a busy refusal costs next to nothing
+    app.add_middleware(HeadAsGet)
     return app

@@ -13,6 +13,7 @@ from pydantic import SecretStr
 
 from kg_memory import GraphStore, WorldMemory
 from l3mp.llm import LanguageModel
+from l3mp.service.gate import ModelGate, client_key
 from l3mp.settings import Settings
 from l3mp.wiring import configured_model
 from retrieval import Retriever
@@ -27,8 +28,17 @@ class Services:
     store: GraphStore
     model: LanguageModel | None = None
     _retriever: Retriever | None = None
+    gate: ModelGate = field(init=False)
     _lock: Lock = field(default_factory=Lock)
     _writers: dict[str, Lock] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        s = self.settings
+        self.gate = ModelGate(s.model_concurrency, s.model_route_deadline, s.model_rate_per_minute)
+
+    def close(self) -> None:
+        self.gate.close()
+        self.store.close()
 
     def writer(self, memory: str) -> Lock:
         """One lock per memory for this process's fast writes (observations, deltas).
@@ -54,7 +64,7 @@ class Services:
             return self._retriever
 
 
-def _services(request: Request) -> Services:
+async def _services(request: Request) -> Services:
     services: Services = request.app.state.services
     return services
 
@@ -62,11 +72,15 @@ def _services(request: Request) -> Services:
 ServicesDep = Annotated[Services, Depends(_services)]
 
 
-def _store(services: ServicesDep) -> GraphStore:
+async def _store(services: ServicesDep) -> GraphStore:
     return services.store
 
 
 StoreDep = Annotated[GraphStore, Depends(_store)]
+
+
+# the cheap dependencies are async: a sync one takes a thread from the pool the routes share, and
+# fifty requests waiting for threads made GET /health wait too
 
 
 def _memory(memory: str, store: StoreDep) -> WorldMemory:
@@ -82,7 +96,7 @@ def _matches(given: str, key: SecretStr | None) -> bool:
     return key is not None and secrets.compare_digest(given.encode(), key.get_secret_value().encode())
 
 
-def require_read(services: ServicesDep, key: Annotated[str | None, Security(_key_header)]) -> None:
+async def require_read(services: ServicesDep, key: Annotated[str | None, Security(_key_header)]) -> None:
     """Reads are open unless a read-only key is configured; then either key is needed."""
     settings = services.settings
     if settings.read_only_api_key is None:
@@ -93,7 +107,7 @@ def require_read(services: ServicesDep, key: Annotated[str | None, Security(_key
         raise HTTPException(403, "the API key is not valid")
 
 
-def require_write(services: ServicesDep, key: Annotated[str | None, Security(_key_header)]) -> None:
+async def require_write(services: ServicesDep, key: Annotated[str | None, Security(_key_header)]) -> None:
     """Writes need the full API key when one is configured (a read-only key gets 403)."""
     settings = services.settings
     if settings.api_key is None and settings.read_only_api_key is None:
@@ -103,6 +117,12 @@ def require_write(services: ServicesDep, key: Annotated[str | None, Security(_ke
     if not _matches(key, settings.api_key):
         raise HTTPException(403, "the API key is not valid for writes")
 
+
+async def _caller(request: Request, key: Annotated[str | None, Security(_key_header)]) -> str:
+    return client_key(key, request.client.host if request.client else None)
+
+
+CallerDep = Annotated[str, Depends(_caller)]  # whom the model-spending rate limit counts against
 
 ReadAccess = Depends(require_read)
 WriteAccess = Depends(require_write)

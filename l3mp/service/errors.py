@@ -2,11 +2,14 @@
 
 Every error body has the same shape: ``{"error": {"code", "message", "issues", "update"}}``.
 The library never raises HTTP errors; routes raise :class:`Rejected` for a recorded rejection.
+Every ``L3mpError`` is a 4xx or a 503; anything else unexpected is a JSON 500 with a request id
+that names the logged traceback, never a plain-text page.
 """
 
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -16,11 +19,14 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kg_memory import (
+    DomainError,
     ImportMismatch,
     InvalidName,
     InvalidValue,
     L3mpError,
     MemoryExists,
+    NotApplicable,
+    StoreFailure,
     StoreUnavailable,
     UnknownDomain,
     UnknownMemory,
@@ -30,10 +36,14 @@ from kg_memory import (
 )
 from kg_memory.history import HistoryCompacted
 from l3mp.llm import LLMError, ModelUnavailable
+from l3mp.pipelines.domains import DomainClash, ImportFailed
 from l3mp.service.schemas import ErrorBody, ErrorDetail, IssueOut, UpdateOut
+from planning import PlanningError, WorldError
 from retrieval.errors import RetrievalError
 
 log = logging.getLogger(__name__)
+
+RETRY_UNAVAILABLE = 5  # seconds, the Retry-After of a 503 for a store or model that is down
 
 
 class TooLarge(Exception):
@@ -52,6 +62,16 @@ class Rejected(Exception):
         super().__init__(f"update {update.id} was rejected")
 
 
+class Overloaded(Exception):
+    """The service refuses work for now (busy, rate-limited, past its deadline): retry after ``retry_after`` s."""
+
+    def __init__(self, status: int, code: str, message: str, retry_after: int) -> None:
+        self.status = status
+        self.code = code
+        self.retry_after = retry_after
+        super().__init__(message)
+
+
 # (exception class, HTTP status, error code), most specific first
 _MAPPING: tuple[tuple[type[Exception], int, str], ...] = (
     (UnknownMemory, 404, "unknown_memory"),
@@ -68,6 +88,15 @@ _MAPPING: tuple[tuple[type[Exception], int, str], ...] = (
     (InvalidValue, 422, "invalid_value"),
     (ImportMismatch, 422, "import_mismatch"),
     (RetrievalError, 422, "retrieval_error"),
+    (DomainClash, 409, "domain_clash"),
+    (ImportFailed, 422, "import_failed"),
+    (NotApplicable, 409, "not_applicable"),
+    (StoreFailure, 503, "store_failure"),
+    (DomainError, 422, "domain_error"),
+    (PlanningError, 422, "planning_error"),
+    (WorldError, 422, "world_error"),
+    # any other error of ours (the simulator's, a prompt's input) is about what was asked for
+    (L3mpError, 422, "invalid_input"),
 )
 
 # who may call the documented routes, for the OpenAPI schema
@@ -77,9 +106,24 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
         (401, "API key missing"),
         (403, "API key wrong, or read-only on a write"),
         (404, "unknown memory, update or domain"),
+        (409, "the memory exists, or changed since it was read"),
         (413, "request body too large"),
         (422, "invalid input, or the update was rejected (recorded, with its issues)"),
         (503, "the store or the language model is unavailable"),
+    )
+}
+
+
+# the model-bound routes' extra answers
+BUSY_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {
+        "model": ErrorBody,
+        "description": description,
+        "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+    }
+    for status, description in (
+        (429, "over the key's rate of model requests (see Retry-After)"),
+        (503, "every model slot is busy, the request's deadline passed, or the model or store is down"),
     )
 }
 
@@ -95,14 +139,17 @@ def status_of(exc: Exception) -> tuple[int, str]:
     for kind, status, code in _MAPPING:
         if isinstance(exc, kind):
             return status, code
-    return 500, "internal_error"
+    return 500, "internal_error"  # not an L3mpError: see _unexpected
 
 
 async def _domain_error(request: Request, exc: Exception) -> JSONResponse:
     status, code = status_of(exc)
     if status >= 500:
         log.error("%s %s failed: %s", request.method, request.url.path, exc, exc_info=exc)
-    return error_response(status, code, str(exc))
+    response = error_response(status, code, str(exc))
+    if status == 503:  # the store or the model is down: worth a retry, not at once
+        response.headers["Retry-After"] = str(RETRY_UNAVAILABLE)
+    return response
 
 
 async def _rejected(request: Request, exc: Exception) -> JSONResponse:
@@ -133,8 +180,27 @@ async def _http(request: Request, exc: Exception) -> JSONResponse:
     return response
 
 
+async def _overloaded(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, Overloaded)
+    response = error_response(exc.status, exc.code, str(exc))
+    response.headers["Retry-After"] = str(exc.retry_after)
+    return response
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    """A bug or an untranslated library error: logged with its traceback under a request id."""
+    request_id = uuid.uuid4().hex
+    log.error("request %s: %s %s failed", request_id, request.method, request.url.path, exc_info=exc)
+    message = f"an unexpected error; it was logged as request {request_id}"
+    response = error_response(500, "internal_error", message, request_id=request_id)
+    response.headers["X-Request-ID"] = request_id
+    return response
+
+
 def install(app: FastAPI) -> None:
     """Register every handler on ``app``."""
+    app.add_exception_handler(Exception, _unexpected)
+    app.add_exception_handler(Overloaded, _overloaded)
     app.add_exception_handler(Rejected, _rejected)
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(StarletteHTTPException, _http)

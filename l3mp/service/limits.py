@@ -1,4 +1,4 @@
-"""A request-size limit enforced before anything parses the body (pure ASGI middleware)."""
+"""A request-size limit enforced before anything parses the body, and HEAD answered as GET (pure ASGI)."""
 
 from __future__ import annotations
 
@@ -54,3 +54,28 @@ class BodyLimit:
         response = error_response(413, "too_large", f"the request body exceeds {self.limit} bytes")
         response.headers["Connection"] = "close"
         await response(scope, receive, send)
+
+
+class HeadAsGet:
+    """``HEAD`` on any route answers as ``GET`` would, headers included, without the body.
+
+    FastAPI registers GET routes for GET only, so ``HEAD /health`` (what load balancers and
+    uptime checks send) got 405.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def headers_only(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                if not message.get("more_body", False):
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, headers_only)

@@ -39,6 +39,7 @@ class ErrorDetail(BaseModel):
     message: str
     issues: list[IssueOut] = Field(default_factory=list)
     update: UpdateOut | None = Field(default=None, description="the recorded update, when one was rejected")
+    request_id: str | None = Field(default=None, description="names the logged traceback of an unexpected error")
 
 
 class ErrorBody(BaseModel):

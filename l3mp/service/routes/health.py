@@ -12,8 +12,8 @@ router = APIRouter(tags=["health"])
 
 
 @router.get("/health", response_model=HealthOut)
-def health() -> HealthOut:
-    """The process is up (nothing else is checked)."""
+async def health() -> HealthOut:
+    """The process is up (nothing else is checked). Async: it never waits for a thread."""
     return HealthOut(status="ok")
 
 

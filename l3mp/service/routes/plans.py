@@ -4,18 +4,27 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from kg_memory import WorldMemory
 from l3mp.pipelines.plans import PlanConfig, TaskPlanner
-from l3mp.service.deps import MemoryDep, ReadAccess, ServicesDep
-from l3mp.service.errors import RESPONSES
+from l3mp.service.deps import CallerDep, ServicesDep, WriteAccess
+from l3mp.service.errors import BUSY_RESPONSES, RESPONSES
 from l3mp.service.schemas import PlanIn, PlanOut
 
-router = APIRouter(prefix="/memories/{memory}", tags=["plans"], dependencies=[ReadAccess], responses=RESPONSES)
+# planning changes nothing, but it spends model calls and planner time: it needs the write key
+router = APIRouter(prefix="/memories/{memory}", tags=["plans"], dependencies=[WriteAccess], responses=RESPONSES)
 
 
-@router.post("/plans", response_model=PlanOut)
-def plan(body: PlanIn, memory: MemoryDep, services: ServicesDep) -> PlanOut:
-    """A validated plan, or why there is none (``status``); planning changes nothing."""
-    config = PlanConfig(retriever=services.settings.retriever)
-    model = services.language_model() if body.goal is None else None
-    planner = TaskPlanner(memory, model, config, retriever=services.retriever())
-    return PlanOut.model_validate(planner.plan(body.request, goal=body.goal).to_json())
+@router.post("/plans", response_model=PlanOut, responses=BUSY_RESPONSES)
+async def plan(body: PlanIn, memory: str, services: ServicesDep, caller: CallerDep) -> PlanOut:
+    """A validated plan, or why there is none (``status``, ``timeout`` when the request's deadline
+    ran out); planning changes nothing. Runs in one of the service's model slots."""
+    settings = services.settings
+
+    def work() -> PlanOut:
+        config = PlanConfig(retriever=settings.retriever, deadline=settings.plan_deadline)
+        model = services.language_model() if body.goal is None else None
+        planner = TaskPlanner(WorldMemory.open(services.store, memory), model, config, retriever=services.retriever())
+        return PlanOut.model_validate(planner.plan(body.request, goal=body.goal).to_json())
+
+    # only requests in English call the model, so only they count against the key's rate
+    return await services.gate.run(work, key=caller if body.goal is None else None)

@@ -6,9 +6,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query
 
-from kg_memory import Delta, Fact, UpdateSource
+from kg_memory import Delta, Fact, UpdateSource, WorldMemory
 from l3mp.pipelines import NLUpdateConfig, NLUpdater, SensorUpdater
-from l3mp.service.deps import MemoryDep, ReadAccess, ServicesDep, WriteAccess
+from l3mp.service.deps import CallerDep, MemoryDep, ReadAccess, ServicesDep, WriteAccess
+from l3mp.service.errors import BUSY_RESPONSES as _BUSY
 from l3mp.service.errors import RESPONSES
 from l3mp.service.routes._common import recorded
 from l3mp.service.schemas import DeltaIn, HistoryOut, NLUpdateIn, RevertIn, UpdateOut
@@ -22,12 +23,20 @@ _CONFLICT: dict[int | str, dict[str, Any]] = {
 }
 
 
-@writes.post("/updates/nl", response_model=UpdateOut)
-def nl_update(body: NLUpdateIn, memory: MemoryDep, services: ServicesDep) -> UpdateOut:
-    """What a person said: edits proposed by the language model, verified before anything is written."""
-    config = NLUpdateConfig(retriever=services.settings.retriever, verify=services.settings.verify_updates)
-    updater = NLUpdater(memory, services.language_model(), config, retriever=services.retriever())
-    return recorded(updater.update(body.text).update)
+@writes.post("/updates/nl", response_model=UpdateOut, responses=_BUSY)
+async def nl_update(body: NLUpdateIn, memory: str, services: ServicesDep, caller: CallerDep) -> UpdateOut:
+    """What a person said: edits proposed by the language model, verified before anything is written.
+
+    Runs in one of the service's model slots (503 with Retry-After when all are busy)."""
+
+    def work() -> UpdateOut:
+        config = NLUpdateConfig(retriever=services.settings.retriever, verify=services.settings.verify_updates)
+        updater = NLUpdater(
+            WorldMemory.open(services.store, memory), services.language_model(), config, retriever=services.retriever()
+        )
+        return recorded(updater.update(body.text).update)
+
+    return await services.gate.run(work, key=caller)
 
 
 @writes.post("/observations", response_model=UpdateOut, responses=_CONFLICT)

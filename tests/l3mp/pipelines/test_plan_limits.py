@@ -1,0 +1,62 @@
+"""Issue 15, case 13: a home with N items on one table (both stores).
+
+A goal that already holds answers at once with the empty plan; one that does not plans on a small
+context instead of all N items; and a request that runs out of its deadline ends with ``timeout``
+and the attempts it made. Before: N=2,000 took 70 s (timeout) and 14,000 gave no answer in 590 s.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from conftest import unique_name
+
+from kg_memory import Entity, Fact, GraphStore, WorldMemory
+from l3mp.examples import SURVEY_ENTITIES, SURVEY_FACTS
+from l3mp.pipelines.plans import PlanConfig, TaskPlanner
+
+N = 2_000
+
+
+@pytest.fixture
+def crowded(store: GraphStore) -> WorldMemory:
+    """The example home with N more items on the kitchen table."""
+    memory = WorldMemory.create(store, unique_name("crowded"), "example_home")
+    things = [Entity(f"thing_{i}", "item") for i in range(N)]
+    facts = [Fact("on", (t.name, "table_1")) for t in things]
+    update = memory.add_entities([*SURVEY_ENTITIES, *things], facts=[*SURVEY_FACTS, *facts], input="survey")
+    assert update.status.value == "applied", update.issues
+    return memory
+
+
+@pytest.mark.slow
+def test_a_goal_that_holds_is_the_empty_plan_at_once(crowded: WorldMemory) -> None:
+    report = TaskPlanner(crowded, config=PlanConfig(retriever="full", deadline=30)).plan(goal="(on mug_1 table_1)")
+    assert report.status == "solved" and report.plan == () and report.tier == "holds"
+    assert report.to_json()["attempts"] == []  # no planner was called
+
+
+@pytest.mark.slow
+def test_a_goal_at_the_crowded_table_plans_on_a_small_context(crowded: WorldMemory) -> None:
+    report = TaskPlanner(crowded, config=PlanConfig(retriever="full", deadline=60)).plan(goal="(on book_1 table_1)")
+    assert report.status == "solved", report.issues
+    assert [str(a) for a in report.plan][-1] == "(place robot_1 book_1 table_1 kitchen)"
+    attempts = report.to_json()["attempts"]
+    assert attempts[-1]["objects"] < 100  # not the 2,000 things already on the table
+
+
+@pytest.mark.slow
+def test_the_deadline_ends_planning_with_timeout_and_what_was_tried(crowded: WorldMemory) -> None:
+    # one hand cannot hold two things: unsolvable in every tier, and the full tier (2,000 objects)
+    # is far slower than the deadline
+    deadline = 15.0
+    planner = TaskPlanner(crowded, config=PlanConfig(retriever="full", deadline=deadline))
+    started = time.monotonic()
+    report = planner.plan(goal="(and (held mug_1 robot_1) (held book_1 robot_1))")
+    elapsed = time.monotonic() - started
+    assert report.status == "timeout", report.issues
+    attempts = report.to_json()["attempts"]
+    assert attempts and attempts[0]["status"] == "unsolvable"  # what it tried, and how that went
+    assert any("deadline of 15 s ran out" in issue for issue in report.issues)
+    assert elapsed < deadline + 2.0  # the planner process is killed at the deadline, not left running
