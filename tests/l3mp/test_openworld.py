@@ -163,3 +163,17 @@ def test_exploration_finds_an_item_in_a_closed_container(memory: WorldMemory, ho
     assert task.exploration[-1]["outcome"] == "found" and task.exploration[-1]["subgoal"] == "(open cabinet_1)"
     assert all(e["outcome"] == "not there" for e in task.exploration[:-1])
     assert sim.world.holds(Fact("in_hand", ("glass_1", "irene")))
+
+
+def test_the_cli_reports_impossible_with_its_exit_code(
+    tmp_path: Path, home: Home, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from l3mp.cli import main
+
+    db = tmp_path / "cli.db"
+    memory = WorldMemory.create(SQLiteStore(db, DomainRegistry()), "home", "household")
+    memory.add_entities(home.entities, facts=home.facts, input="survey")
+    args = ["--db", str(db), "plan", "--memory", "home", "--goal", "(ringing phone_1)", "--open-world", "--json"]
+    assert main(args) == 4
+    out = capsys.readouterr().out
+    assert '"status": "impossible"' in out and "phone_1 is ringing" in out
