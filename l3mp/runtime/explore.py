@@ -18,8 +18,9 @@ For each task (with ``RuntimeConfig.open_world``):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from kg_memory.unknowns import unplaced
 from l3mp.pipelines.exchange import AnswerProblem, Exchange, ask_parsed
@@ -27,17 +28,41 @@ from l3mp.pipelines.openworld import OpenWorldPlanner
 from l3mp.pipelines.plans import IMPOSSIBLE, NEEDS_EXPLORATION, NEEDS_INFORMATION
 from l3mp.prompts import StagesInput, stages
 from l3mp.runtime.environment import Asker, TaskRequest
-from l3mp.runtime.records import PlanRecord, ReplanCause, ReplanRecord, TaskRecord, TaskStatus
+from l3mp.runtime.records import (
+    ActionRecord,
+    PlanRecord,
+    ReplanCause,
+    ReplanRecord,
+    TaskRecord,
+    TaskStatus,
+    UpdateRecord,
+)
 
-if TYPE_CHECKING:
-    from l3mp.runtime.runtime import Runtime, _TaskLog
+# The runtime and its task log are passed in (not imported), so runtime -> explore is the only edge.
+Runtime = Any
 
 
-def run_open_task(runtime: Runtime, request: TaskRequest, depth: int = 0) -> TaskRecord:
-    from l3mp.runtime.runtime import _TaskLog
+class _TaskLog(Protocol):
+    """What the loop needs of the runtime's task log."""
 
+    goal: str | None
+    plans: list[PlanRecord]
+    actions: list[ActionRecord]
+    replans: list[ReplanRecord]
+    updates: list[UpdateRecord]
+    questions: tuple[Any, ...]
+    exploration: list[dict[str, Any]]
+    stages: dict[str, Any] | None
+
+    def finish(self, status: TaskStatus, reason: str = "") -> TaskRecord: ...
+
+
+LogFactory = Callable[[TaskRequest, str | None], _TaskLog]
+
+
+def run_open_task(runtime: Runtime, request: TaskRequest, new_log: LogFactory, depth: int = 0) -> TaskRecord:
     planner = OpenWorldPlanner(runtime.memory, runtime.model, runtime.config.plan)
-    log = _TaskLog(request, request.goal)
+    log = new_log(request, request.goal)
     explored: set[str] = set()
     if request.goal is None and runtime.model is None:
         return log.finish(TaskStatus.FAILED, "an English task needs a language model; none was given")
@@ -56,7 +81,7 @@ def run_open_task(runtime: Runtime, request: TaskRequest, depth: int = 0) -> Tas
             log.exploration.append(_explore(runtime, report, log, explored))
             continue
         if not report.solved:
-            return _unsolved(runtime, request, report.status, report.issues, log, depth)
+            return _unsolved(runtime, request, report.status, report.issues, log, new_log, depth)
         log.goal = report.goal
         replan = runtime._follow(report, log)
         if replan is None:
@@ -84,14 +109,20 @@ def _explore(runtime: Runtime, report: Any, log: _TaskLog, explored: set[str]) -
 
 
 def _unsolved(
-    runtime: Runtime, request: TaskRequest, status: str, issues: tuple[str, ...], log: _TaskLog, depth: int
+    runtime: Runtime,
+    request: TaskRequest,
+    status: str,
+    issues: tuple[str, ...],
+    log: _TaskLog,
+    new_log: LogFactory,
+    depth: int,
 ) -> TaskRecord:
     reason = f"no plan ({status}): {'; '.join(issues) or 'no details'}"
     if status == IMPOSSIBLE or request.goal is not None or runtime.model is None:
         return log.finish(TaskStatus.FAILED, reason)
     if depth >= runtime.config.max_stage_depth:
         return log.finish(TaskStatus.FAILED, f"{reason}; stage depth {depth} reached")
-    return _run_stages(runtime, request, log, depth, reason)
+    return _run_stages(runtime, request, log, new_log, depth, reason)
 
 
 def _stage_list(data: Any) -> list[str]:
@@ -101,7 +132,9 @@ def _stage_list(data: Any) -> list[str]:
     return list(found)
 
 
-def _run_stages(runtime: Runtime, request: TaskRequest, log: _TaskLog, depth: int, reason: str) -> TaskRecord:
+def _run_stages(
+    runtime: Runtime, request: TaskRequest, log: _TaskLog, new_log: LogFactory, depth: int, reason: str
+) -> TaskRecord:
     assert runtime.model is not None
     exchange = Exchange(
         runtime.model, stages.render(StagesInput(runtime.memory.domain, request.text)), stages.SCHEMA, stages.NAME
@@ -113,7 +146,7 @@ def _run_stages(runtime: Runtime, request: TaskRequest, log: _TaskLog, depth: in
     children: list[dict[str, Any]] = []
     status = TaskStatus.SUCCEEDED
     for text in asked.value:
-        child = run_open_task(runtime, TaskRequest(text, answers=request.answers), depth + 1)
+        child = run_open_task(runtime, TaskRequest(text, answers=request.answers), new_log, depth + 1)
         log.actions.extend(child.actions)
         log.updates.extend(child.updates)
         children.append({**(child.stages or {"request": text}), "status": child.status.value, "reason": child.reason})

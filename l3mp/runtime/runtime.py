@@ -205,7 +205,7 @@ class Runtime:
         if self.config.open_world:
             from l3mp.runtime.explore import run_open_task  # the open-world loop lives apart
 
-            return run_open_task(self, request)
+            return run_open_task(self, request, _TaskLog)
         log = _TaskLog(request, request.goal)
         if request.goal is None and self.model is None:
             return log.finish(TaskStatus.FAILED, "an English task needs a language model; none was given")
