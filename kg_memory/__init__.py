@@ -50,6 +50,7 @@ from kg_memory.model import (
 from kg_memory.operations import ImportMismatch
 from kg_memory.rules import Rules
 from kg_memory.store import GraphStore
+from kg_memory.unknowns import LastSeen, Unknown, last_seen, unknown_locations, unplaced
 from kg_memory.verifier import StateView, Verifier
 
 __all__ = [
@@ -80,6 +81,11 @@ __all__ = [
     "Entity",
     "Fact",
     "GraphStore",
+    "LastSeen",
+    "Unknown",
+    "last_seen",
+    "unknown_locations",
+    "unplaced",
     "ImportMismatch",
     "InvalidName",
     "InvalidValue",

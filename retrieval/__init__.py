@@ -28,8 +28,10 @@ from retrieval.retrievers import (
     StoreConnectivity,
     retriever,
 )
+from retrieval.unknowns import context_unknowns
 
 __all__ = [
+    "context_unknowns",
     "DEFAULT_RETRIEVER",
     "RETRIEVERS",
     "Alternative",

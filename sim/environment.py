@@ -51,6 +51,7 @@ class SimEnvironment:
         self._tasks: deque[TaskRequest] = deque()
         self._goals: dict[str, str] = {}  # task id -> its true goal, for judging
         self._last: GroundAction | None = None
+        self.questions: list[tuple[TaskRequest, tuple[dict[str, object], ...]]] = []  # what the robot asked back
 
     # -- feeding it -------------------------------------------------------------------------------
 
@@ -63,8 +64,15 @@ class SimEnvironment:
     def say(self, text: str) -> None:
         self._reports.append(text)
 
-    def add_task(self, text: str, goal: str | None = None, *, true_goal: str | None = None) -> TaskRequest:
-        request = TaskRequest(text, goal)
+    def add_task(
+        self,
+        text: str,
+        goal: str | None = None,
+        *,
+        true_goal: str | None = None,
+        answers: tuple[tuple[str, str], ...] = (),
+    ) -> TaskRequest:
+        request = TaskRequest(text, goal, answers=answers)
         self._tasks.append(request)
         if true_goal or goal:
             self._goals[request.id] = true_goal or goal or ""
@@ -104,6 +112,10 @@ class SimEnvironment:
             if event is not None:
                 self._happened(event)
         self._last = None
+
+    def ask(self, task: TaskRequest, questions: tuple[dict[str, object], ...]) -> None:
+        """The robot's questions about ``task`` (open world), kept for whoever asked."""
+        self.questions.append((task, questions))
 
     def truth(self) -> frozenset[Fact] | None:
         return self.sim.state

@@ -5,7 +5,12 @@
     l3mp plan --memory blocks --goal-file p01.pddl --json      # an IPC problem's goal, validated
                                                                # against that file as well
 
-Exit codes: 0 solved, 2 not solved (unsolvable, timeout, invalid goal or request), 1 errors.
+    l3mp plan "Bring the glass to Irene" --memory home --open-world --json
+    l3mp plan "Bring the glass to Irene" --memory home --open-world --answer "the glass=glass_2"
+
+Exit codes: 0 solved, 2 not solved (unsolvable, timeout, invalid goal or request), 1 errors;
+open world: 3 needs_information (questions in --json), 4 impossible (issues name the gaps),
+5 needs_exploration (the plan is an information-gathering sub-goal's).
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ if TYPE_CHECKING:
 @click.option("--planner", default="fast-downward", show_default=True)
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="seconds per planner call")
 @click.option("--no-full-state", is_flag=True, help="never plan on the whole state")
+@click.option("--open-world", is_flag=True, help="ask about unclear mentions, explore for unknown locations")
+@click.option("--answer", "answers", multiple=True, help="MENTION=ENTITY, answering a needs_information question")
 @json_option
 @pass_state
 def plan(
@@ -51,6 +58,8 @@ def plan(
     planner: str,
     timeout: float,
     no_full_state: bool,
+    open_world: bool,
+    answers: tuple[str, ...],
     as_json: bool,
 ) -> int:
     """Plan from a memory: a request in English (needs a model), --goal or --goal-file."""
@@ -70,7 +79,12 @@ def plan(
         if original is not None and goal_file is not None:
             goal = _goal_of(world, original, goal_file)
         model = None if goal is not None else configured_model(settings)
-        report = TaskPlanner(world, model, config).plan(request, goal=goal)
+        if open_world or answers:
+            from l3mp.pipelines.openworld import OpenWorldPlanner
+
+            report = OpenWorldPlanner(world, model, config).plan(request, goal=goal, answers=_answers(answers))
+        else:
+            report = TaskPlanner(world, model, config).plan(request, goal=goal)
         record = report.to_json()
         if original is not None and report.solved:
             from planning.validate import validate_plan
@@ -80,7 +94,20 @@ def plan(
         sys.stdout.write(json.dumps(record, indent=2) + "\n")
     else:
         _print(state, report, record)
-    return 0 if report.solved else 2
+    return EXIT_CODES.get(report.status, 0 if report.solved else 2)
+
+
+EXIT_CODES = {"needs_information": 3, "impossible": 4, "needs_exploration": 5}
+
+
+def _answers(pairs: tuple[str, ...]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for pair in pairs:
+        mention, sep, entity = pair.rpartition("=")
+        if not sep or not mention.strip() or not entity.strip():
+            raise click.BadParameter(f"{pair!r}: write MENTION=ENTITY, e.g. 'the glass=glass_2'", param_hint="--answer")
+        found[mention.strip()] = entity.strip()
+    return found
 
 
 def _goal_of(memory: WorldMemory, text: str, path: Path) -> str:
@@ -99,6 +126,8 @@ def _print(state: CliState, report: PlanReport, record: dict[str, Any]) -> None:
         console.print(numbered(report.explanation), markup=False)
     for issue in report.issues:
         console.print(f"  - {issue}", markup=False)
+    for question in report.questions:
+        console.print(f"  ? {json.dumps(dict(question))}", markup=False)
     if "validation" in record:
         console.print(f"validated against the problem file: {record['validation']}", markup=False)
     timings = ", ".join(f"{k} {v:.2f} s" for k, v in report.timings.items())

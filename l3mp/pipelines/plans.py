@@ -10,7 +10,7 @@ tokens, timings, each tier tried with its problem text, and why earlier tiers fa
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -25,13 +25,18 @@ from planning import DEFAULT_PLANNER, GroundAction, PlanStatus, World
 from planning.explain import explain
 from planning.goal import check_goal
 from planning.problem import focused_context, goal_objects
+from planning.reachability import impossible_gaps
 from planning.tiers import TieredPlan, TieredPlanner
-from retrieval import DEFAULT_RETRIEVER, RETRIEVERS, Retriever
+from retrieval import DEFAULT_RETRIEVER, RETRIEVERS, Retriever, context_unknowns
 from retrieval import retriever as make_retriever
 
 # Outcomes besides the planner's own (solved, unsolvable, timeout, error).
 INVALID_REQUEST = "invalid_request"  # empty or noise, or the model never pointed at a context
 INVALID_GOAL = "invalid_goal"  # the goal never passed the check
+# Open world (see l3mp.pipelines.openworld): a question for the caller; a goal no action can reach.
+NEEDS_INFORMATION = "needs_information"  # ``questions`` say what to settle; ask again with the answers
+IMPOSSIBLE = "impossible"  # ``issues`` name each gap, one sentence each
+NEEDS_EXPLORATION = "needs_exploration"  # ``plan`` is an information-gathering sub-goal's (``exploration``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +73,11 @@ class PlanReport:
     timings: Mapping[str, float] = field(default_factory=dict)  # seconds
     retrieval: Mapping[str, Any] = field(default_factory=dict)
     version: int = 0  # the memory version the plan was validated against
+    # open world: machine-readable questions, unknown-location entities, exploration sub-goals, stages
+    questions: tuple[Mapping[str, Any], ...] = ()
+    unknowns: tuple[Mapping[str, Any], ...] = ()
+    exploration: tuple[Mapping[str, Any], ...] = ()
+    stages: Mapping[str, Any] | None = None
 
     @property
     def solved(self) -> bool:
@@ -87,6 +97,10 @@ class PlanReport:
             "usage": {"prompt_tokens": self.usage.prompt_tokens, "completion_tokens": self.usage.completion_tokens},
             "timings": {k: round(v, 6) for k, v in self.timings.items()},
             "retrieval": dict(self.retrieval),
+            "questions": [dict(q) for q in self.questions],
+            "unknowns": [dict(u) for u in self.unknowns],
+            "exploration": [dict(e) for e in self.exploration],
+            "stages": dict(self.stages) if self.stages is not None else None,
             "attempts": [
                 {
                     "tier": a.tier,
@@ -131,8 +145,11 @@ class TaskPlanner:
         self.tiers = TieredPlanner(memory.domain, planner=self.config.planner, timeout=self.config.timeout)
         self._deadline: float | None = None  # time.monotonic() by which the current request must end
 
-    def plan(self, request: str = "", *, goal: str | None = None) -> PlanReport:
-        """Plan for ``request`` (through the model) or for ``goal`` (PDDL, no model)."""
+    def plan(self, request: str = "", *, goal: str | None = None, notes: Sequence[str] = ()) -> PlanReport:
+        """Plan for ``request`` (through the model) or for ``goal`` (PDDL, no model).
+
+        ``notes`` are what the caller settled (open world: "'the mug' means mug_2"), shown to the model.
+        """
         started = time.perf_counter()
         self._deadline = time.monotonic() + self.config.deadline
         if goal is not None:
@@ -142,7 +159,7 @@ class TaskPlanner:
         elif self.model is None:
             raise InvalidValue("planner model", None, "a request in English needs a language model; pass a PDDL goal")
         else:
-            report = self._plan_request(" ".join(request.split()), self.model)
+            report = self._plan_request(" ".join(request.split()), self.model, tuple(notes))
         return replace(report, timings={**report.timings, "total": time.perf_counter() - started})
 
     # -- the two entries ------------------------------------------------------------------------
@@ -157,7 +174,7 @@ class TaskPlanner:
         seeds = goal_objects(check.goal)  # the goal names what it is about; no model is needed
         return self._solve(request, str(check.goal), check.goal, seeds, state, timings, Usage(), {})
 
-    def _plan_request(self, request: str, model: LanguageModel) -> PlanReport:
+    def _plan_request(self, request: str, model: LanguageModel, notes: tuple[str, ...] = ()) -> PlanReport:
         started = time.perf_counter()
         retrieved = ModelRetrieval(self.retriever, model, retries=self.config.retrieval_retries).retrieve(
             self.memory, request
@@ -168,7 +185,15 @@ class TaskPlanner:
             return PlanReport(INVALID_REQUEST, request, None, issues=retrieved.problems, usage=usage)
         context = retrieved.context
         state = self.memory.state()
-        inputs = GoalInput(self.memory.domain, request, tuple(context.entities.values()), context.facts)
+        unknowns = context_unknowns(self.memory, context)
+        inputs = GoalInput(
+            self.memory.domain,
+            request,
+            tuple(context.entities.values()),
+            context.facts,
+            unknowns=tuple(u.describe() for u in unknowns),
+            notes=notes,
+        )
         exchange = Exchange(model, goal.render(inputs), goal.SCHEMA, goal.NAME)
         checked = self._ask_goal(exchange, state)
         usage += exchange.usage
@@ -215,6 +240,19 @@ class TaskPlanner:
         domain = self.memory.domain
         constants = domain.constants
         world = World(domain, (e for n, e in state.entities.items() if n not in constants), state.facts)
+        gaps = impossible_gaps(world, formula)  # what is missing, in milliseconds, before any planner runs
+        if gaps:
+            timings["planning"] = time.perf_counter() - started
+            return PlanReport(
+                IMPOSSIBLE,
+                request,
+                text,
+                issues=gaps,
+                usage=usage,
+                timings=timings,
+                retrieval=retrieval,
+                version=state.version,
+            )
         anchors = _anchors(world)
         first = focused_context(world, formula, anchors, seeds)  # the retrieved entities and the way to them
         timings["world"] = time.perf_counter() - started

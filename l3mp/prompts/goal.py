@@ -42,6 +42,10 @@ class GoalInput:
     task: str
     entities: Sequence[Entity]
     facts: Sequence[Fact]
+    # Open world: entities whose location is unknown (not false), and what the caller has settled
+    # ("'the mug' means mug_2"); both empty in a closed-world request, which then renders as before.
+    unknowns: Sequence[str] = ()
+    notes: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         check_context(self, "task")
@@ -52,4 +56,14 @@ def render(inputs: GoalInput) -> list[Message]:
         domain=inputs.domain.name, predicates=render_predicates(inputs.domain), triple_note=TRIPLE_NOTE
     )
     user = render_context_request(inputs.entities, inputs.facts, "Task", inputs.task)
+    extra = ""
+    if inputs.unknowns:
+        extra += "\n\nUnknown, not false (the robot will look for these):\n" + "\n".join(
+            f"- {u}" for u in inputs.unknowns
+        )
+    if inputs.notes:
+        extra += "\n\nThe user settled:\n" + "\n".join(f"- {n}" for n in inputs.notes)
+    if extra:  # before the task line, which stays last
+        head, _, task_line = user.rpartition("\n\n")
+        user = f"{head}{extra}\n\n{task_line}"
     return [Message("system", system), Message("user", user)]

@@ -24,6 +24,14 @@ class TaskRequest:
     text: str
     goal: str | None = None
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    answers: tuple[tuple[str, str], ...] = ()  # open world: (mention, entity) settled by whoever asked
+
+
+@runtime_checkable
+class Asker(Protocol):
+    """An environment that takes questions back to whoever asked (optional; open-world runtimes use it)."""
+
+    def ask(self, task: TaskRequest, questions: tuple[dict[str, object], ...]) -> None: ...
 
 
 @runtime_checkable

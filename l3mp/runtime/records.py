@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,7 @@ class TaskStatus(enum.StrEnum):
     SUCCEEDED = "succeeded"  # the goal holds in the environment (its truth, where it can judge)
     FAILED = "failed"  # no plan, or the plan ran out without the goal; ``reason`` says why
     ABANDONED = "abandoned"  # the replan bound was reached
+    NEEDS_INFORMATION = "needs_information"  # open world: ``questions`` went back to whoever asked
 
 
 class ReplanCause(enum.StrEnum):
@@ -113,6 +115,10 @@ class TaskRecord:
     actions: tuple[ActionRecord, ...]
     replans: tuple[ReplanRecord, ...]
     updates: tuple[UpdateRecord, ...]  # written while the task ran (execution, sensor, reports)
+    # open world: questions asked, exploration sub-goals with their outcomes, the tree of stages
+    questions: tuple[Mapping[str, Any], ...] = ()
+    exploration: tuple[Mapping[str, Any], ...] = ()
+    stages: Mapping[str, Any] | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -129,6 +135,9 @@ class TaskRecord:
             "actions": [a.to_json() for a in self.actions],
             "replans": [r.to_json() for r in self.replans],
             "updates": [u.to_json() for u in self.updates],
+            "questions": [dict(q) for q in self.questions],
+            "exploration": [dict(e) for e in self.exploration],
+            "stages": dict(self.stages) if self.stages is not None else None,
         }
 
 

@@ -59,8 +59,14 @@ class RuntimeConfig:
     max_reports: int = 20  # read per drain; the rest wait for the next one
     update: NLUpdateConfig = field(default_factory=lambda: NLUpdateConfig(retriever="full"))
     plan: PlanConfig = field(default_factory=lambda: PlanConfig(retriever="full"))
+    # open world (l3mp.runtime.explore): ask, explore for unknown locations, split into stages
+    open_world: bool = False
+    max_explorations: int = 8  # exploration sub-goals per task
+    max_stage_depth: int = 2  # how deep stages may be split again
 
     def __post_init__(self) -> None:
+        if self.max_explorations < 0 or self.max_stage_depth < 0:
+            raise InvalidValue("runtime config", self, "max_explorations and max_stage_depth must be ≥ 0")
         if self.max_replans < 0 or self.max_actions < 1 or self.max_reports < 1:
             raise InvalidValue("runtime config", self, "max_replans must be ≥ 0, max_actions and max_reports ≥ 1")
 
@@ -79,6 +85,10 @@ class _TaskLog:
     replans: list[ReplanRecord] = field(default_factory=list)
     updates: list[UpdateRecord] = field(default_factory=list)
 
+    questions: tuple[Any, ...] = ()
+    exploration: list[dict[str, Any]] = field(default_factory=list)
+    stages: dict[str, Any] | None = None
+
     def finish(self, status: TaskStatus, reason: str = "") -> TaskRecord:
         return TaskRecord(
             self.request.id,
@@ -90,6 +100,9 @@ class _TaskLog:
             tuple(self.actions),
             tuple(self.replans),
             tuple(self.updates),
+            tuple(self.questions),
+            tuple(self.exploration),
+            self.stages,
         )
 
 
@@ -189,6 +202,10 @@ class Runtime:
     # -- tasks -------------------------------------------------------------------------------------
 
     def _run_task(self, request: TaskRequest) -> TaskRecord:
+        if self.config.open_world:
+            from l3mp.runtime.explore import run_open_task  # the open-world loop lives apart
+
+            return run_open_task(self, request, _TaskLog)
         log = _TaskLog(request, request.goal)
         if request.goal is None and self.model is None:
             return log.finish(TaskStatus.FAILED, "an English task needs a language model; none was given")

@@ -177,10 +177,23 @@ class RevertIn(_In):
 class PlanIn(_In):
     request: str = Field(default="", max_length=10_000, description="what to do, in English (needs a model)")
     goal: str | None = Field(default=None, max_length=10_000, description="a PDDL goal formula (no model)")
+    open_world: bool = Field(
+        default=False, description="ask about ambiguous or unknown mentions and explore for unknown locations"
+    )
+    answers: dict[str, str] = Field(
+        default_factory=dict, description="follow-up to needs_information: mention -> the entity it means"
+    )
+    explored: list[str] = Field(default_factory=list, description="rooms and containers already searched")
 
 
 class PlanOut(BaseModel):
-    status: str = Field(description="solved, unsolvable, timeout, error, invalid_request or invalid_goal")
+    status: str = Field(
+        description=(
+            "solved, unsolvable, timeout, error, invalid_request, invalid_goal; impossible (issues name each gap); "
+            "needs_information (questions: {about, candidates} or {unknown, closest} or {where, searched}); "
+            "needs_exploration (plan reaches an information-gathering sub-goal, see exploration)"
+        )
+    )
     request: str
     goal: str | None
     plan: list[str]
@@ -192,6 +205,10 @@ class PlanOut(BaseModel):
     timings: dict[str, float]
     retrieval: dict[str, Any]
     attempts: list[dict[str, Any]]
+    questions: list[dict[str, Any]] = Field(default_factory=list, description="what to settle (needs_information)")
+    unknowns: list[dict[str, Any]] = Field(default_factory=list, description="entities whose location is unknown")
+    exploration: list[dict[str, Any]] = Field(default_factory=list, description="exploration sub-goals tried")
+    stages: dict[str, Any] | None = None
 
 
 # -- health ---------------------------------------------------------------------------------------

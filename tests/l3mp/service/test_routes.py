@@ -202,3 +202,15 @@ def test_perception_adds_entities_and_a_bad_one_is_rejected(make_client: Factory
     assert again.status_code == 422 and again.json()["error"]["code"] == "update_rejected"
     assert snapshot(client, name)[:2] == before[:2]
     assert SURVEY["input"] == "survey"
+
+
+def test_open_world_plans_and_the_new_statuses_in_the_openapi_schema(make_client: Factory) -> None:
+    client = make_client()
+    name = surveyed(client)
+    body = {"goal": "(on mug_1 shelf_1)", "open_world": True, "explored": []}
+    report = client.post(f"/v1/memories/{name}/plans", json=body).json()
+    assert report["status"] == "solved" and report["questions"] == [] and report["unknowns"] == []
+    schema = client.get("/openapi.json").json()["components"]["schemas"]
+    status = schema["PlanOut"]["properties"]["status"]["description"]
+    assert "needs_information" in status and "impossible" in status and "needs_exploration" in status
+    assert {"open_world", "answers", "explored"} <= set(schema["PlanIn"]["properties"])

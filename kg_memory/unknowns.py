@@ -1,0 +1,147 @@
+"""Unknown is not false: the entities whose whereabouts the memory has lost, and where they were last seen.
+
+Representation. An entity's location is *unknown* when the domain's rules say it must be somewhere
+(an ``at_least_one`` invariant over its type, e.g. "an item is on or inside a receptacle, held or in a
+hand") and the memory holds none of the facts that would place it. There is no marker fact: the
+verifier already refuses every source except perception leaving an entity nowhere, and lets
+perception drop a location it can no longer vouch for (``SOURCES_LOSING_TRACK``), so an absence that
+breaks an ``at_least_one`` invariant is always a deliberate "I do not know", never a forgotten fact.
+The invariants stay honest (no pseudo-receptacle that every rule would have to special-case), the
+planner never sees a fake place it could plan to, and the closed world holds for everything else.
+
+Where an entity was last seen comes from history: the newest update that removed one of its placing
+facts, i.e. the location it had when the memory lost track. ``last_seen`` is the one function to point
+at a store's own history query when one exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from kg_memory.domain import Domain
+from kg_memory.model import Entity, Fact, Update, UpdateStatus
+from kg_memory.rules import Invariant, InvariantKind
+
+
+class _History(Protocol):
+    def history(self, since_seq: int = 0, limit: int | None = None) -> list[Update]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class LastSeen:
+    """Where ``entity`` was when the memory lost track of it: ``fact`` (e.g. ``(on mug_1 table_1)``)."""
+
+    entity: str
+    fact: Fact
+    version: int  # the version at which the location was dropped
+    time: datetime
+    source: str
+
+    @property
+    def place(self) -> str:
+        return self.fact.args[-1]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fact": str(self.fact),
+            "place": self.place,
+            "version": self.version,
+            "time": self.time.isoformat(),
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """An entity whose location is unknown, with where it was last seen (``None``: never, per history)."""
+
+    entity: Entity
+    last_seen: LastSeen | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entity": self.entity.name,
+            "label": self.entity.label,
+            "type": self.entity.type,
+            "location": "unknown",
+            "last_seen": self.last_seen.to_json() if self.last_seen else None,
+        }
+
+    def describe(self) -> str:
+        """One line for prompts and reports: unknown, not absent."""
+        label = f" ({self.entity.label})" if self.entity.label else ""
+        where = (
+            f"; last seen: {self.last_seen.fact.display()} at version {self.last_seen.version}"
+            if self.last_seen
+            else "; never seen"
+        )
+        return f"{self.entity.name}{label}: location unknown{where}"
+
+
+def placing_invariants(domain: Domain) -> tuple[Invariant, ...]:
+    """The ``at_least_one`` invariants: what says where an entity of a type must be."""
+    return tuple(i for i in domain.rules.invariants if i.kind is InvariantKind.AT_LEAST_ONE)
+
+
+def is_placing(domain: Domain, entity: Entity, fact: Fact) -> bool:
+    """Whether ``fact`` is one that places ``entity`` (satisfies one of its type's invariants)."""
+    for invariant in placing_invariants(domain):
+        if not domain.is_subtype(entity.type, invariant.type):
+            continue
+        for pattern in invariant.patterns:
+            binding = pattern.match(fact)
+            if binding is not None and binding.get(invariant.var) == entity.name:
+                return True
+    return False
+
+
+def unplaced(domain: Domain, entities: Mapping[str, Entity], facts: Iterable[Fact]) -> tuple[Entity, ...]:
+    """Entities that some ``at_least_one`` invariant says must be somewhere but no fact places."""
+    invariants = placing_invariants(domain)
+    if not invariants:
+        return ()
+    placed: set[str] = set()
+    for fact in facts:
+        for invariant in invariants:
+            for pattern in invariant.patterns:
+                binding = pattern.match(fact)
+                if binding is not None and invariant.var in binding:
+                    placed.add(binding[invariant.var])
+    return tuple(
+        entity
+        for name, entity in sorted(entities.items())
+        if name not in placed and any(domain.is_subtype(entity.type, i.type) for i in invariants)
+    )
+
+
+def last_seen(memory: _History, domain: Domain, entity: Entity) -> LastSeen | None:
+    """Where ``entity`` was last known to be: the newest applied update that removed a placing fact of it.
+
+    Reads the memory's history through its public API (newest first); replace the body with the
+    store's own history query when there is one.
+    """
+    return _last_seen_in(memory.history(), domain, entity)
+
+
+def _last_seen_in(history: list[Update], domain: Domain, entity: Entity) -> LastSeen | None:
+    for update in reversed(history):
+        if update.status is not UpdateStatus.APPLIED:
+            continue
+        dropped = sorted(
+            (f for f in update.delta.remove if entity.name in f.args and is_placing(domain, entity, f)), key=str
+        )
+        if dropped:
+            return LastSeen(entity.name, dropped[0], update.version, update.time, update.source.value)
+    return None
+
+
+def unknown_locations(
+    memory: _History, domain: Domain, entities: Mapping[str, Entity], facts: Iterable[Fact]
+) -> tuple[Unknown, ...]:
+    """Every entity of the state whose location is unknown, each with where it was last seen."""
+    missing = unplaced(domain, entities, facts)
+    history = memory.history() if missing else []  # one read for all of them
+    return tuple(Unknown(e, _last_seen_in(history, domain, e)) for e in missing)
