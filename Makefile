@@ -27,7 +27,7 @@ demo: install
 ## the checks (ruff, mypy strict, import contracts), then all tests with a real Neo4j (started from
 ## Maven Central's jars unless L3MP_NEO4J_URI answers); the README's Python blocks are tests too
 test: install lint browser
-	$(PY) scripts/neo4j_server.py run -- $(PY) -m pytest
+	$(PY) scripts/neo4j_server.py run -- $(PY) -m pytest -n 2
 
 ## Debian's Chromium for the dashboard's browser tests (Playwright drives the system browser), where it
 ## is missing and apt-get is there; elsewhere the tests say what is missing (and fail in CI).
