@@ -67,10 +67,15 @@ class Recorder:
     answers: list[str | None] = field(default_factory=list)  # None: the answer held no JSON
 
     def complete(
-        self, messages: Sequence[Message], *, schema: Mapping[str, Any] | None = None, name: str = "response"
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: Mapping[str, Any] | None = None,
+        name: str = "response",
+        timeout: float | None = None,
     ) -> Completion:
         try:
-            completion = self.inner.complete(messages, schema=schema, name=name)
+            completion = self.inner.complete(messages, schema=schema, name=name, timeout=timeout)
         except MalformedOutput:
             if name == "state_change":
                 self.answers.append(None)
