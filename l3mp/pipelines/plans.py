@@ -17,7 +17,7 @@ from typing import Any
 from kg_memory.errors import InvalidValue
 from kg_memory.memory import WorldMemory
 from kg_memory.model import State
-from l3mp.llm.base import LanguageModel, Usage
+from l3mp.llm.base import Deadline, DeadlinePassed, LanguageModel, PromptTooLong, Usage
 from l3mp.pipelines.context import ModelRetrieval
 from l3mp.pipelines.exchange import AnswerProblem, Exchange, ask_parsed, unusable
 from l3mp.prompts import GoalInput, goal
@@ -32,6 +32,7 @@ from retrieval import retriever as make_retriever
 # Outcomes besides the planner's own (solved, unsolvable, timeout, error).
 INVALID_REQUEST = "invalid_request"  # empty or noise, or the model never pointed at a context
 INVALID_GOAL = "invalid_goal"  # the goal never passed the check
+TIMEOUT = "timeout"  # the request's deadline passed (here: during its model stages)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +44,12 @@ class PlanConfig:
     timeout: float = 60.0  # per planner call
     full_state: bool = True  # whether the last tier may plan on the whole state
     max_chars: int = 2_000
+    deadline: float = 120.0  # seconds for the request's model stages (retrieval and goal), re-prompts included
+    fallback: str = "words"  # when RS gets no usable query graph (see l3mp.pipelines.context)
 
     def __post_init__(self) -> None:
+        if not self.deadline > 0:
+            raise InvalidValue("deadline", self.deadline, "must be a positive number of seconds")
         if self.retriever not in RETRIEVERS:
             raise InvalidValue("retriever", self.retriever, f"use one of {', '.join(RETRIEVERS)}")
         if self.retries < 0 or self.retrieval_retries < 0 or self.timeout <= 0 or self.max_chars < 1:
@@ -153,18 +158,31 @@ class TaskPlanner:
         return self._solve(request, str(check.goal), check.goal, seeds, state, timings, Usage(), {})
 
     def _plan_request(self, request: str, model: LanguageModel) -> PlanReport:
+        """Plan for a request in English; its model stages share one deadline (``PlanConfig.deadline``)."""
+        deadline = Deadline.after(self.config.deadline)
+        try:
+            return self._plan_within(request, model, deadline)
+        except DeadlinePassed as exc:
+            return PlanReport(TIMEOUT, request, None, issues=(str(exc),))
+        except PromptTooLong as exc:
+            return PlanReport(INVALID_REQUEST, request, None, issues=(str(exc),))
+
+    def _plan_within(self, request: str, model: LanguageModel, deadline: Deadline) -> PlanReport:
         started = time.perf_counter()
-        retrieved = ModelRetrieval(self.retriever, model, retries=self.config.retrieval_retries).retrieve(
-            self.memory, request
-        )
-        usage = retrieved.exchange.usage if retrieved.exchange else Usage()
-        model_seconds = retrieved.exchange.seconds if retrieved.exchange else 0.0
+        fallback: Any = self.config.fallback
+        retrieval = ModelRetrieval(self.retriever, model, retries=self.config.retrieval_retries, fallback=fallback)
+        budget = self.config.deadline
+        retrieved = retrieval.retrieve(self.memory, request, deadline=deadline, budget=budget, what="plan request")
+        usage = sum((e.usage for e in retrieved.exchanges), Usage())
+        model_seconds = sum(e.seconds for e in retrieved.exchanges)
         if retrieved.context is None:
             return PlanReport(INVALID_REQUEST, request, None, issues=retrieved.problems, usage=usage)
         context = retrieved.context
         state = self.memory.state()
         inputs = GoalInput(self.memory.domain, request, tuple(context.entities.values()), context.facts)
-        exchange = Exchange(model, goal.render(inputs), goal.SCHEMA, goal.NAME)
+        exchange = Exchange(
+            model, goal.render(inputs), goal.SCHEMA, goal.NAME, deadline=deadline, budget=budget, what="plan request"
+        )
         checked = self._ask_goal(exchange, state)
         usage += exchange.usage
         timings = {"retrieval": retrieved.seconds, "model": model_seconds + exchange.seconds}

@@ -15,7 +15,10 @@ router = APIRouter(prefix="/memories/{memory}", tags=["plans"], dependencies=[Re
 @router.post("/plans", response_model=PlanOut)
 def plan(body: PlanIn, memory: MemoryDep, services: ServicesDep) -> PlanOut:
     """A validated plan, or why there is none (``status``); planning changes nothing."""
-    config = PlanConfig(retriever=services.settings.retriever)
+    settings = services.settings
+    config = PlanConfig(
+        retriever=settings.retriever, deadline=settings.plan_deadline, fallback=settings.retrieval_fallback
+    )
     model = services.language_model() if body.goal is None else None
     planner = TaskPlanner(memory, model, config, retriever=services.retriever())
     return PlanOut.model_validate(planner.plan(body.request, goal=body.goal).to_json())

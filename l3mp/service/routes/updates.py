@@ -25,7 +25,13 @@ _CONFLICT: dict[int | str, dict[str, Any]] = {
 @writes.post("/updates/nl", response_model=UpdateOut)
 def nl_update(body: NLUpdateIn, memory: MemoryDep, services: ServicesDep) -> UpdateOut:
     """What a person said: edits proposed by the language model, verified before anything is written."""
-    config = NLUpdateConfig(retriever=services.settings.retriever, verify=services.settings.verify_updates)
+    settings = services.settings
+    config = NLUpdateConfig(
+        retriever=settings.retriever,
+        verify=settings.verify_updates,
+        deadline=settings.update_deadline,
+        fallback=settings.retrieval_fallback,
+    )
     updater = NLUpdater(memory, services.language_model(), config, retriever=services.retriever())
     return recorded(updater.update(body.text).update)
 
