@@ -33,11 +33,12 @@ class InvalidMessage(LLMError):
 class ModelUnavailable(LLMError):
     """The endpoint could not answer (down, timing out, overloaded, refusing) after bounded retries."""
 
-    def __init__(self, base_url: str, model: str, cause: str, attempts: int = 1) -> None:
+    def __init__(self, base_url: str, model: str, cause: str, attempts: int = 1, *, timed_out: bool = False) -> None:
         self.base_url = base_url
         self.model = model
         self.cause = cause
         self.attempts = attempts
+        self.timed_out = timed_out  # reachable but too slow: the caller's deadline, not an outage
         super().__init__(f"model {model!r} at {base_url} unavailable after {attempts} attempt(s): {cause}")
 
 

@@ -215,8 +215,11 @@ class OpenAICompatibleModel:
                 raise self._unavailable(exc, attempt + 1) from exc
         if last is None:
             raise ModelUnavailable(self.base_url, self.model, "no time left for the request", 0)
+        timed_out = deadline.expired or isinstance(last, openai.APITimeoutError)
         cause = last if not deadline.expired else TimeoutError(f"the call's deadline of {self.timeout:g} s passed")
-        raise self._unavailable(cause, attempt + 1) from last
+        unavailable = self._unavailable(cause, attempt + 1)
+        unavailable.timed_out = timed_out
+        raise unavailable from last
 
     def _delay(self, attempt: int, exc: BaseException) -> float:
         ceiling = min(self.max_backoff, self.backoff * 2**attempt)

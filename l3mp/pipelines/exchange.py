@@ -69,6 +69,8 @@ class Exchange:
         except ModelUnavailable as exc:
             if self.deadline is not None and self.deadline.expired:
                 raise DeadlinePassed(self.budget, self.what) from exc
+            if exc.timed_out:  # reachable but slower than a call may take: an outcome, not an outage
+                raise DeadlinePassed(time.perf_counter() - start, "model call") from exc
             raise
         finally:
             self.seconds += time.perf_counter() - start

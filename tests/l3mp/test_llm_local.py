@@ -82,7 +82,7 @@ def test_a_runaway_generation_is_cut_at_the_deadline_and_the_server_stops(local_
     start = time.monotonic()
     with pytest.raises(ModelUnavailable, match="deadline"):
         runaway.complete(STORY)
-    assert time.monotonic() - start < 4
+    assert time.monotonic() - start < 10  # against ~90 s for 1,800 tokens
     # the connection was closed, so the server stopped generating: the next request is not queued behind
     # 1,800 tokens (about 90 s here) but answers at once
     start = time.monotonic()
