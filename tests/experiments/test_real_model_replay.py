@@ -45,7 +45,7 @@ def test_a_real_models_recorded_run_replays_offline_through_the_pipeline(tmp_pat
 
     if not CASSETTE.is_file():
         pytest.fail(f"missing fixture {CASSETTE}")
-    steps = 10  # as recorded
+    steps = 3  # as recorded
     player = CassettePlayer(CASSETTE)
     rsv = [v for v in VARIANTS if v.name == "RSV"]
     store = SQLiteStore(tmp_path / "replay.db")
