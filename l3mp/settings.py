@@ -28,9 +28,23 @@ class Settings(BaseSettings):
     llm_base_url: str = "https://api.openai.com/v1"
     llm_model: str = "gpt-4o-mini"
     llm_api_key: SecretStr = SecretStr("")
+    # one model call's total time, retries included (not per read)
     llm_timeout: float = Field(default=60.0, gt=0)
     llm_max_retries: int = Field(default=3, ge=0)
-    llm_structured: bool | None = None
+    llm_structured: bool | None = None  # older switch: None = auto, True = json_schema, False = none
+    # output constraint: auto steps down json_schema → json_object_schema (JSON mode with the schema,
+    # llama.cpp's grammar) → json_object → none as the server refuses each; llm_output wins over llm_structured
+    llm_output: Literal["auto", "json_schema", "json_object_schema", "json_object", "none"] | None = None
+    llm_max_tokens: int = Field(default=512, ge=1)  # output tokens per call: a runaway reply stops here
+    llm_max_reply_chars: int = Field(default=20_000, ge=100)  # a longer reply is an unusable answer
+    llm_stream: bool = True  # read replies as generated, so a call given up on stops the server too
+
+    # one deadline per operation, model calls and re-prompts included
+    update_deadline: float = Field(default=120.0, gt=0)  # seconds per natural-language update
+    plan_deadline: float = Field(default=120.0, gt=0)  # seconds per plan request: model stages and planner calls
+    # when the model's query graph stays unusable (RS): entities = ask for an entity selection (R+),
+    # words = the neighbourhood of entities whose names or labels share a word with the request, none = reject
+    retrieval_fallback: Literal["entities", "words", "none"] = "words"
 
     # REST service (l3mp.service): with api_key set, every mutating route needs it in X-API-Key;
     # read_only_api_key allows reads only. Bodies above max_request_bytes are refused unread.
@@ -47,7 +61,6 @@ class Settings(BaseSettings):
     model_concurrency: int = Field(default=4, ge=1, le=256)
     model_route_deadline: float = Field(default=150.0, gt=0)
     model_rate_per_minute: int = Field(default=60, ge=1)
-    plan_deadline: float = Field(default=120.0, gt=0)  # one plan request, planner calls included
     verify_updates: bool = True
 
     @property

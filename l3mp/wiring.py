@@ -71,4 +71,8 @@ def configured_model(settings: Settings) -> LanguageModel:
         timeout=settings.llm_timeout,
         max_retries=settings.llm_max_retries,
         structured=settings.llm_structured,
+        output=settings.llm_output,
+        max_tokens=settings.llm_max_tokens,
+        max_reply_chars=settings.llm_max_reply_chars,
+        stream=settings.llm_stream,
     )

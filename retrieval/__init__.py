@@ -14,7 +14,7 @@ from retrieval.embedding import (
 )
 from retrieval.errors import EmbeddingError, InvalidParameters, InvalidQuery, RetrievalError, UnknownRetriever
 from retrieval.matcher import Alternative, Candidates, Matcher, MatchResult, relation_phrase
-from retrieval.query import QueryEdge, QueryGraph, QueryNode
+from retrieval.query import QueryEdge, QueryGraph, QueryNode, ReadQuery, read_answer
 from retrieval.retrievers import (
     DEFAULT_RETRIEVER,
     RETRIEVERS,
@@ -58,6 +58,7 @@ __all__ = [
     "QueryEdge",
     "QueryGraph",
     "QueryNode",
+    "ReadQuery",
     "RetrievalError",
     "Retriever",
     "SearchParams",
@@ -69,4 +70,5 @@ __all__ = [
     "entity_text",
     "relation_phrase",
     "retriever",
+    "read_answer",
 ]

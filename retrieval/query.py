@@ -112,6 +112,53 @@ class QueryGraph:
         return cls(nodes, edges)
 
 
+@dataclass(frozen=True, slots=True)
+class ReadQuery:
+    """A query graph read leniently from a model's answer, and what was left out of it (one sentence
+    per node or edge, to tell the model)."""
+
+    graph: QueryGraph
+    dropped: tuple[str, ...] = ()
+
+
+def read_answer(data: object) -> ReadQuery:
+    """The usable part of a model's query graph: nodes that read well (the first of a duplicated id),
+    and the edges between them. An edge naming an undeclared node, or joining a node to itself, is
+    dropped, not fatal: its nodes are still worth matching. Raises InvalidQuery when no node is usable.
+    """
+    if not isinstance(data, Mapping):
+        raise InvalidQuery("query graph", data, 'expected an object with "nodes" and "edges"')
+    dropped: list[str] = []
+    nodes: dict[str, QueryNode] = {}
+    for item in _sequence("query nodes", data.get("nodes", ())):
+        try:
+            node = _node(item)
+        except InvalidQuery as exc:
+            dropped.append(f"node left out: {exc}")
+            continue
+        if node.id in nodes:
+            dropped.append(f"node left out: the id {node.id!r} is used twice")
+            continue
+        nodes[node.id] = node
+    edges: list[QueryEdge] = []
+    for item in _sequence("query edges", data.get("edges", ())):
+        try:
+            edge = _edge(item)
+        except InvalidQuery as exc:
+            dropped.append(f"edge left out: {exc}")
+            continue
+        unknown = [end for end in (edge.source, edge.target) if end not in nodes]
+        if unknown:
+            dropped.append(
+                f"edge {edge.source}->{edge.target} left out: it names undeclared node(s) {', '.join(unknown)}"
+            )
+            continue
+        edges.append(edge)
+    if not nodes:
+        raise InvalidQuery("query graph", data, "has no usable node: add one for each thing the request mentions")
+    return ReadQuery(QueryGraph(tuple(nodes.values()), tuple(edges)), tuple(dropped))
+
+
 def _sequence(what: str, value: object) -> tuple[Any, ...]:
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
         raise InvalidQuery(what, value, "must be a list")

@@ -23,6 +23,8 @@ from retrieval.retrievers import RETRIEVERS
 
 DEMO_REPORT = Path(".l3mp/demo-report.json")
 DEMO_DB = Path(".l3mp/demo.db")
+LOCAL_DEMO_REPORT = Path(".l3mp/demo-local-report.json")
+LOCAL_DEMO_DB = Path(".l3mp/demo-local.db")
 
 
 @click.group()
@@ -56,12 +58,32 @@ def show(state: CliState, file: Path) -> int:
 
 
 @click.command()
+@click.option(
+    "--local-model",
+    is_flag=True,
+    help="answer with the local SmolLM2 model (llama.cpp, started and stopped here) instead of the simulated one",
+)
 @pass_state
-def demo(state: CliState) -> int:
-    """The robot runtime on a fresh paper-scale simulated home (under 5 minutes)."""
+def demo(state: CliState, local_model: bool) -> int:
+    """The robot runtime on a fresh paper-scale simulated home (under 5 minutes with the simulated model)."""
     from sim.daemon import DaemonConfig
 
-    return _run_daemon(state, DaemonConfig(memory="demo_home"), DEMO_REPORT, real_model=False, sqlite_path=DEMO_DB)
+    config = DaemonConfig(memory="demo_home")
+    if not local_model:
+        return _run_daemon(state, config, DEMO_REPORT, real_model=False, sqlite_path=DEMO_DB)
+    from l3mp.llm.local import LocalServer, free_port, packaged_gguf
+
+    with LocalServer(packaged_gguf(), port=free_port()) as server:
+        state.console.print(f"local model {server.alias} at {server.base_url}")
+        return _run_daemon(
+            state,
+            config,
+            LOCAL_DEMO_REPORT,
+            real_model=True,
+            sqlite_path=LOCAL_DEMO_DB,
+            llm_base_url=server.base_url,
+            llm_model=server.alias,
+        )
 
 
 @click.command()

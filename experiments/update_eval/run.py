@@ -39,6 +39,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--variants", default=",".join(v.name for v in VARIANTS), help="comma-separated variants")
     parser.add_argument("--no-gc-freeze", action="store_true", help="leave the setup's objects to the collector")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results file (default {DEFAULT_OUT})")
+    parser.add_argument(
+        "--model",
+        choices=("simulated", "configured"),
+        default="simulated",
+        help="simulated (ground truth with injected errors) or configured (the L3MP_LLM_* model, e.g. a local server)",
+    )
+    parser.add_argument("--cassettes", type=Path, help="record the configured model's traffic here, one file a variant")
+    parser.add_argument("--deadline", type=float, default=120.0, help="seconds per update, model calls included")
 
 
 def run_updates(args: argparse.Namespace, console: Console) -> dict[str, Any]:
@@ -51,7 +59,8 @@ def run_updates(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     rates = ErrorRates(rate=args.error_rate, correct_on_reprompt=args.correct_on_reprompt)
     home = generate_home(HomeSpec(seed=args.seed))
     started = time.perf_counter()
-    label = "update episode (simulated model)"
+    real, model_label = _configured(args) if args.model == "configured" else (None, SIMULATED)
+    label = f"update episode ({model_label})"
     with open_store("sqlite") as store, progress(console, label, args.steps) as advance:
         lanes = run_episode(
             home,
@@ -63,23 +72,86 @@ def run_updates(args: argparse.Namespace, console: Console) -> dict[str, Any]:
             variants=chosen,
             on_step=lambda _step: advance(),
             freeze_gc=not args.no_gc_freeze,
+            real=real,
+            deadline=args.deadline,
         )
     results = {**_header(args), **summarize(lanes)}
+    results["model"] = model_label
+    results["per_update"] = {lane.variant.name: _per_update(lane.steps) for lane in lanes}
     results["home"] = {"entities": len(home.entities), "facts": len(home.facts)}
     results["wall_s"] = round(time.perf_counter() - started, 1)
     results["targets"] = judge(results["variants"])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print_report(console, results)
+    _print_per_update(console, results)
     console.print(f"results written to {args.out} ({results['wall_s']} s)")
     return results
+
+
+SIMULATED = "simulated: answers from the simulator's ground truth with injected errors (no real LLM)"
+
+
+def _configured(args: argparse.Namespace) -> tuple[Callable[[Any], Any], str]:
+    """A factory of the configured model per variant (recorded to a cassette each, if asked), and its label."""
+    from l3mp.llm import CassetteRecorder
+    from l3mp.settings import Settings
+    from l3mp.wiring import configured_model
+
+    settings = Settings()
+
+    def build(variant: Any) -> Any:
+        model = configured_model(settings)
+        if args.cassettes is None:
+            return model
+        return CassetteRecorder(model, args.cassettes / f"{variant.name}.jsonl")
+
+    label = f"configured: {settings.llm_model} at {settings.llm_base_url} (max_tokens {settings.llm_max_tokens})"
+    return build, label
+
+
+def _per_update(steps: list[Any]) -> dict[str, Any]:
+    """Latency (model included), tokens and the reasons of rejections, per update."""
+    seconds = sorted(s.seconds for s in steps)
+    reasons: dict[str, int] = {}
+    for step in steps:
+        for reason in step.reasons:
+            code = reason.split(":", 1)[0]
+            reasons[code] = reasons.get(code, 0) + 1
+    return {
+        "updates": len(steps),
+        "exact_match_rate": round(sum(s.success for s in steps) / len(steps), 4) if steps else 0.0,
+        "seconds": {
+            "median": round(seconds[len(seconds) // 2], 2) if seconds else 0.0,
+            "max": round(seconds[-1], 2) if seconds else 0.0,
+        },
+        "tokens_per_update": round(sum(s.prompt_tokens + s.completion_tokens for s in steps) / max(1, len(steps)), 1),
+        "rejection_reasons": reasons,
+        "examples": sorted({r[:160] for s in steps for r in s.reasons})[:5],
+    }
+
+
+def _print_per_update(console: Console, results: dict[str, Any]) -> None:
+    table = Table(title=f"per update, {results['model']}")
+    for column in ("variant", "exact", "median s", "max s", "tokens", "rejections by reason"):
+        table.add_column(column)
+    for name, figures in results["per_update"].items():
+        reasons = ", ".join(f"{k} {v}" for k, v in figures["rejection_reasons"].items()) or "-"
+        table.add_row(
+            name,
+            f"{100 * figures['exact_match_rate']:.0f}%",
+            f"{figures['seconds']['median']:.1f}",
+            f"{figures['seconds']['max']:.1f}",
+            f"{figures['tokens_per_update']:,.0f}",
+            reasons,
+        )
+    console.print(table)
 
 
 def _header(args: argparse.Namespace) -> dict[str, Any]:
     values = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k not in ("command",)}
     return {
         "benchmark": "updates",
-        "model": "simulated: answers from the simulator's ground truth with injected errors (no real LLM)",
         "time": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {"cpu_count": os.cpu_count(), "python": sys.version.split()[0], "platform": platform.platform()},
         "store": "sqlite",

@@ -29,6 +29,7 @@ COMMANDS: dict[str, Lazy] = {
     "plan": Lazy("l3mp.cli.plan:plan", "plan from a memory: a request in English, --goal or --goal-file"),
     "pddl": Lazy("l3mp.cli.pddl:pddl", "PDDL problems (e.g. IPC benchmarks) into memories"),
     "serve": Lazy("l3mp.cli.serve:serve", "run the REST service (OpenAPI at /docs)"),
+    "model": Lazy("l3mp.cli.model:model", "a local language model: `l3mp model serve` (the local extra)"),
     # the lab
     "sim": Lazy("sim.cli:sim", "the text household simulator"),
     "demo": Lazy("sim.cli:demo", "the robot runtime on a fresh paper-scale simulated home (under 5 minutes)"),

@@ -92,6 +92,8 @@ def update(state: CliState, memory: str, text: str, retriever: str | None, no_ve
     config = NLUpdateConfig(
         retriever=retriever or settings.retriever,
         verify=settings.verify_updates and not no_verify,
+        deadline=settings.update_deadline,
+        fallback=settings.retrieval_fallback,
     )
     with state.opened_store(settings) as store:
         world = WorldMemory.open(store, memory)

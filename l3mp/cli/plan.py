@@ -71,7 +71,12 @@ def plan(
         raise click.UsageError("give --goal or --goal-file, not both")
     settings = state.settings()
     config = PlanConfig(
-        retriever=retriever or settings.retriever, planner=planner, timeout=timeout, full_state=not no_full_state
+        retriever=retriever or settings.retriever,
+        planner=planner,
+        timeout=timeout,
+        full_state=not no_full_state,
+        deadline=settings.plan_deadline,
+        fallback=settings.retrieval_fallback,
     )
     with state.opened_store(settings) as store:
         world = WorldMemory.open(store, memory)

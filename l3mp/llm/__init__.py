@@ -7,12 +7,15 @@ The simulated model, which answers from the household simulator's ground truth, 
 from l3mp.llm._json import parse_json
 from l3mp.llm.base import (
     Completion,
+    Deadline,
+    DeadlinePassed,
     InvalidMessage,
     LanguageModel,
     LLMError,
     MalformedOutput,
     Message,
     ModelUnavailable,
+    PromptTooLong,
     Usage,
 )
 from l3mp.llm.cassette import CassetteError, CassettePlayer, CassetteRecorder, UnrecordedRequest, request_key
@@ -24,6 +27,8 @@ __all__ = [
     "CassettePlayer",
     "CassetteRecorder",
     "Completion",
+    "Deadline",
+    "DeadlinePassed",
     "InvalidMessage",
     "LLMError",
     "LanguageModel",
@@ -31,6 +36,7 @@ __all__ = [
     "Message",
     "ModelUnavailable",
     "OpenAICompatibleModel",
+    "PromptTooLong",
     "ScriptExhausted",
     "ScriptedModel",
     "UnrecordedRequest",

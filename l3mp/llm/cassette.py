@@ -60,13 +60,20 @@ class CassetteRecorder:
         self.path.write_text("", encoding="utf-8")
 
     def complete(
-        self, messages: Sequence[Message], *, schema: Mapping[str, Any] | None = None, name: str = "response"
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: Mapping[str, Any] | None = None,
+        name: str = "response",
+        timeout: float | None = None,
     ) -> Completion:
         response: dict[str, Any]
         try:
-            completion = self.inner.complete(messages, schema=schema, name=name)
+            completion = self.inner.complete(messages, schema=schema, name=name, timeout=timeout)
         except MalformedOutput as exc:
-            self._write(messages, schema, name, {"malformed": {"text": exc.text, "problem": exc.problem}})
+            usage = {"prompt_tokens": exc.usage.prompt_tokens, "completion_tokens": exc.usage.completion_tokens}
+            malformed = {"text": exc.text, "problem": exc.problem, "usage": usage, "model": exc.model}
+            self._write(messages, schema, name, {"malformed": malformed})
             raise
         usage = {
             "prompt_tokens": completion.usage.prompt_tokens,
@@ -106,7 +113,12 @@ class CassettePlayer:
         return sum(len(queue) for queue in self._responses.values())
 
     def complete(
-        self, messages: Sequence[Message], *, schema: Mapping[str, Any] | None = None, name: str = "response"
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: Mapping[str, Any] | None = None,
+        name: str = "response",
+        timeout: float | None = None,
     ) -> Completion:
         key = request_key(messages, schema, name)
         queue = self._responses.get(key)
@@ -115,6 +127,9 @@ class CassettePlayer:
         response = queue.popleft()
         self._served[key] += 1
         if "malformed" in response:
-            raise MalformedOutput(response["malformed"]["text"], response["malformed"]["problem"])
+            bad = response["malformed"]
+            spent = bad.get("usage") or {}
+            usage = Usage(spent.get("prompt_tokens", 0), spent.get("completion_tokens", 0))
+            raise MalformedOutput(bad["text"], bad["problem"], usage, bad.get("model", ""))
         usage = Usage(response["usage"]["prompt_tokens"], response["usage"]["completion_tokens"])
         return Completion(text=response["text"], data=response["data"], usage=usage, model=response["model"])

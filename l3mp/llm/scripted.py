@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from l3mp.llm._json import parse_json
-from l3mp.llm.base import Completion, LLMError, Message, Usage
+from l3mp.llm.base import Completion, LLMError, MalformedOutput, Message, Usage
 
 Reply = str | dict[str, Any]
 Step = str | dict[str, Any] | BaseException | Callable[[Sequence[Message]], Reply]
@@ -50,7 +50,12 @@ class ScriptedModel:
         return len(self._script)
 
     def complete(
-        self, messages: Sequence[Message], *, schema: Mapping[str, Any] | None = None, name: str = "response"
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: Mapping[str, Any] | None = None,
+        name: str = "response",
+        timeout: float | None = None,
     ) -> Completion:
         self.calls.append(Call(tuple(messages), schema, name))
         if not self._script:
@@ -60,6 +65,10 @@ class ScriptedModel:
             raise step
         reply = step(messages) if callable(step) else step
         text = reply if isinstance(reply, str) else json.dumps(reply)
-        data = parse_json(text, schema) if schema is not None else None
         prompt_chars = sum(len(m.content) for m in messages)
-        return Completion(text=text, data=data, usage=Usage(prompt_chars // 4, len(text) // 4), model=self.model)
+        usage = Usage(prompt_chars // 4, len(text) // 4)
+        try:
+            data = parse_json(text, schema) if schema is not None else None
+        except MalformedOutput as exc:  # an unusable reply spent its tokens too
+            raise MalformedOutput(exc.text, exc.problem, usage, self.model) from None
+        return Completion(text=text, data=data, usage=usage, model=self.model)

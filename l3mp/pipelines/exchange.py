@@ -12,10 +12,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from l3mp.llm.base import LanguageModel, MalformedOutput, Message, Usage
+from l3mp.llm.base import Deadline, DeadlinePassed, LanguageModel, MalformedOutput, Message, ModelUnavailable, Usage
 from l3mp.prompts import follow_up
 
 T = TypeVar("T")
+# A previous answer is echoed into a re-prompt at most this long: a huge reply is never sent back whole.
+ECHO_CHARS = 2_000
 
 
 class AnswerProblem(ValueError):
@@ -45,15 +47,31 @@ class Exchange:
     seconds: float = 0.0  # spent waiting for the model
     calls: int = 0
     model_name: str = ""
+    deadline: Deadline | None = None  # the whole operation's, shared by its exchanges
+    budget: float = 0.0  # its length in seconds, for the message when it passes
+    what: str = "update"
 
     def ask(self) -> Reply:
-        """The model's answer to the conversation so far; an answer without JSON is a reply too."""
+        """The model's answer to the conversation so far; an answer without JSON is a reply too.
+
+        Raises DeadlinePassed when the operation's deadline has passed (before or during the call),
+        PromptTooLong and ModelUnavailable as the model does."""
+        if self.deadline is not None and self.deadline.expired:
+            raise DeadlinePassed(self.budget, self.what)
         start = time.perf_counter()
         self.calls += 1
+        timeout = self.deadline.remaining() if self.deadline is not None else None
         try:
-            completion = self.model.complete(self.messages, schema=self.schema, name=self.name)
+            completion = self.model.complete(self.messages, schema=self.schema, name=self.name, timeout=timeout)
         except MalformedOutput as exc:
+            self.usage += exc.usage
             return Reply(exc.text, None, f"the answer was not the JSON asked for ({exc.problem})")
+        except ModelUnavailable as exc:
+            if self.deadline is not None and self.deadline.expired:
+                raise DeadlinePassed(self.budget, self.what) from exc
+            if exc.timed_out:  # reachable but slower than a call may take: an outcome, not an outage
+                raise DeadlinePassed(time.perf_counter() - start, "model call") from exc
+            raise
         finally:
             self.seconds += time.perf_counter() - start
         self.usage += completion.usage
@@ -61,8 +79,11 @@ class Exchange:
         return Reply(completion.text, completion.data)
 
     def feedback(self, reply: Reply, problems: Sequence[str]) -> None:
-        """Continue the conversation with the model's answer and what was wrong with it."""
-        self.messages = follow_up(self.messages, reply.text, problems)
+        """Continue the conversation with the model's answer (cut to ECHO_CHARS) and what was wrong with it."""
+        text = reply.text
+        if len(text) > ECHO_CHARS:
+            text = text[:ECHO_CHARS] + f" [... {len(text) - ECHO_CHARS:,} more characters cut]"
+        self.messages = follow_up(self.messages, text, problems)
 
     def stats(self) -> dict[str, Any]:
         return {

@@ -5,7 +5,9 @@ re-prompt with the issues (bounded) → apply atomically with provenance. An ans
 becomes a valid delta is recorded as a rejected update with its issues; the state is untouched.
 Natural-language updates cannot create entities: the parser never proposes any and the verifier
 names unknown ones. A model that cannot be reached raises :class:`ModelUnavailable` and changes
-nothing.
+nothing. Each update has one deadline (``NLUpdateConfig.deadline``) for all its model calls and
+re-prompts: when it passes, or when the model's server refuses the prompt as longer than its
+context, the update is recorded as rejected with that reason.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from typing import Any
 from kg_memory.errors import InvalidValue
 from kg_memory.memory import DEFAULT_COMMIT_ATTEMPTS, WorldMemory
 from kg_memory.model import Delta, Issue, IssueCode, Update, UpdateSource, UpdateStatus
-from l3mp.llm.base import LanguageModel, Usage
-from l3mp.pipelines.context import ModelRetrieval, Retrieved
+from l3mp.llm.base import Deadline, DeadlinePassed, LanguageModel, PromptTooLong, Usage
+from l3mp.pipelines.context import FALLBACKS, ModelRetrieval, Retrieved
 from l3mp.pipelines.edits import parse_edits
 from l3mp.pipelines.exchange import AnswerProblem, Exchange, Reply, unusable
 from l3mp.prompts import StateChangeInput, state_change
@@ -35,10 +37,16 @@ class NLUpdateConfig:
     retrieval_retries: int = 2  # re-prompts for an unusable entity selection or query graph
     max_chars: int = 2_000  # a longer "utterance" is rejected unread
     conflict_attempts: int = DEFAULT_COMMIT_ATTEMPTS  # re-verifications when other writers move the memory on
+    deadline: float = 120.0  # seconds for the whole update, every model call and re-prompt included
+    fallback: str = "words"  # when RS gets no usable query graph: entities, words or none (context.py)
 
     def __post_init__(self) -> None:
         if self.retriever not in RETRIEVERS:
             raise InvalidValue("retriever", self.retriever, f"use one of {', '.join(RETRIEVERS)}")
+        if self.fallback not in FALLBACKS:
+            raise InvalidValue("fallback", self.fallback, f"use one of {', '.join(FALLBACKS)}")
+        if not isinstance(self.deadline, int | float) or not self.deadline > 0:
+            raise InvalidValue("deadline", self.deadline, "must be a positive number of seconds")
         for name in ("retries", "retrieval_retries", "max_chars", "conflict_attempts"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < (1 if name in ("max_chars", "conflict_attempts") else 0):
@@ -80,7 +88,8 @@ class NLUpdater:
         self.model = model
         self.config = config or NLUpdateConfig()
         chosen = retriever or make_retriever(self.config.retriever)
-        self.retrieval = ModelRetrieval(chosen, model, retries=self.config.retrieval_retries)
+        fallback: Any = self.config.fallback
+        self.retrieval = ModelRetrieval(chosen, model, retries=self.config.retrieval_retries, fallback=fallback)
 
     def update(self, utterance: str) -> NLUpdateResult:
         start = time.perf_counter()
@@ -94,17 +103,52 @@ class NLUpdater:
             )
             return NLUpdateResult(update, 0, Usage(), {"total": time.perf_counter() - start, "model": 0.0})
         text = " ".join(utterance.split())
-        retrieved = self.retrieval.retrieve(self.memory, text)
+        deadline = Deadline.after(self.config.deadline)
+        budget = self.config.deadline
+        empty = Retrieved(None, None, 0.0)
+        try:
+            retrieved = self.retrieval.retrieve(self.memory, text, deadline=deadline, budget=budget)
+        except (DeadlinePassed, PromptTooLong) as exc:
+            # the retrieval stage's own conversation is lost with the exception; its time is in the total
+            return self._limit(exc, text, empty, None, start)
         if retrieved.context is None:
+            problems = retrieved.problems or ("no context could be retrieved for the update",)
             meta = self._meta(retrieved, None, start)
-            update = self.memory.reject(
-                source=UpdateSource.NL, input=text, issues=_malformed(retrieved.problems), meta=meta
-            )
+            update = self.memory.reject(source=UpdateSource.NL, input=text, issues=_malformed(problems), meta=meta)
             return self._result(update, retrieved, None, start)
         context = retrieved.context
         inputs = StateChangeInput(self.memory.domain, text, tuple(context.entities.values()), context.facts)
-        exchange = Exchange(self.model, state_change.render(inputs), state_change.SCHEMA, state_change.NAME)
-        update = self._converse(exchange, text, retrieved, start)
+        exchange = Exchange(
+            self.model,
+            state_change.render(inputs),
+            state_change.SCHEMA,
+            state_change.NAME,
+            deadline=deadline,
+            budget=budget,
+        )
+        try:
+            update = self._converse(exchange, text, retrieved, start)
+        except (DeadlinePassed, PromptTooLong) as exc:
+            return self._limit(exc, text, retrieved, exchange, start)
+        return self._result(update, retrieved, exchange, start)
+
+    def _limit(
+        self,
+        exc: DeadlinePassed | PromptTooLong,
+        text: str,
+        retrieved: Retrieved,
+        exchange: Exchange | None,
+        start: float,
+    ) -> NLUpdateResult:
+        """Record an update stopped by a limit (its deadline, the model's context) as rejected, with why."""
+        if isinstance(exc, DeadlinePassed):
+            issue = Issue(IssueCode.DEADLINE, None, f"{exc}: say it again, or more simply")
+        else:
+            issue = Issue(
+                IssueCode.PROMPT_TOO_LONG, None, f"{exc}: use a smaller context (retriever) or a larger model"
+            )
+        meta = self._meta(retrieved, exchange, start)
+        update = self.memory.reject(source=UpdateSource.NL, input=text, issues=[issue], meta=meta)
         return self._result(update, retrieved, exchange, start)
 
     # -- the re-prompt loop ----------------------------------------------------------------
@@ -171,6 +215,6 @@ class NLUpdater:
 
 
 def _costs(retrieved: Retrieved, exchange: Exchange | None) -> tuple[Usage, float]:
-    parts = [e for e in (retrieved.exchange, exchange) if e is not None]
+    parts = [*retrieved.exchanges, *((exchange,) if exchange is not None else ())]
     usage = sum((e.usage for e in parts), Usage())
     return usage, sum(e.seconds for e in parts)

@@ -17,7 +17,7 @@ from typing import Any
 from kg_memory.errors import InvalidValue
 from kg_memory.memory import WorldMemory
 from kg_memory.model import State
-from l3mp.llm.base import LanguageModel, Usage
+from l3mp.llm.base import Deadline, DeadlinePassed, LanguageModel, PromptTooLong, Usage
 from l3mp.pipelines.context import ModelRetrieval
 from l3mp.pipelines.exchange import AnswerProblem, Exchange, ask_parsed, unusable
 from l3mp.prompts import GoalInput, goal
@@ -37,6 +37,7 @@ INVALID_GOAL = "invalid_goal"  # the goal never passed the check
 NEEDS_INFORMATION = "needs_information"  # ``questions`` say what to settle; ask again with the answers
 IMPOSSIBLE = "impossible"  # ``issues`` name each gap, one sentence each
 NEEDS_EXPLORATION = "needs_exploration"  # ``plan`` is an information-gathering sub-goal's (``exploration``)
+TIMEOUT = "timeout"  # the request's deadline passed (during its model stages or its planning)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,17 +47,20 @@ class PlanConfig:
     retrieval_retries: int = 2
     planner: str = DEFAULT_PLANNER
     timeout: float = 60.0  # per planner call
-    deadline: float = 120.0  # the whole request, seconds: planning stops with `timeout` when it runs out
+    # the whole request, seconds (its model stages, re-prompts included, and the planner tiers):
+    # when it runs out the answer is `timeout` with what was tried
+    deadline: float = 120.0
     full_state: bool = True  # whether the last tier may plan on the whole state
     max_chars: int = 2_000
+    fallback: str = "words"  # when RS gets no usable query graph (see l3mp.pipelines.context)
 
     def __post_init__(self) -> None:
+        if not self.deadline > 0:
+            raise InvalidValue("deadline", self.deadline, "must be a positive number of seconds")
         if self.retriever not in RETRIEVERS:
             raise InvalidValue("retriever", self.retriever, f"use one of {', '.join(RETRIEVERS)}")
         if self.retries < 0 or self.retrieval_retries < 0 or self.timeout <= 0 or self.max_chars < 1:
             raise InvalidValue("plan config", self, "retries must be ≥ 0, timeout > 0 and max_chars ≥ 1")
-        if not self.deadline > 0:
-            raise InvalidValue("plan deadline", self.deadline, "the deadline must be > 0 seconds")
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,12 +179,26 @@ class TaskPlanner:
         return self._solve(request, str(check.goal), check.goal, seeds, state, timings, Usage(), {})
 
     def _plan_request(self, request: str, model: LanguageModel, notes: tuple[str, ...] = ()) -> PlanReport:
+        """Plan for a request in English; its model stages and its planning share one deadline
+        (``PlanConfig.deadline``, started when the request came in)."""
+        deadline = Deadline(self._deadline if self._deadline is not None else Deadline.after(self.config.deadline).at)
+        try:
+            return self._plan_within(request, model, deadline, notes)
+        except DeadlinePassed as exc:
+            return PlanReport(TIMEOUT, request, None, issues=(str(exc),))
+        except PromptTooLong as exc:
+            return PlanReport(INVALID_REQUEST, request, None, issues=(str(exc),))
+
+    def _plan_within(
+        self, request: str, model: LanguageModel, deadline: Deadline, notes: tuple[str, ...] = ()
+    ) -> PlanReport:
         started = time.perf_counter()
-        retrieved = ModelRetrieval(self.retriever, model, retries=self.config.retrieval_retries).retrieve(
-            self.memory, request
-        )
-        usage = retrieved.exchange.usage if retrieved.exchange else Usage()
-        model_seconds = retrieved.exchange.seconds if retrieved.exchange else 0.0
+        fallback: Any = self.config.fallback
+        retrieval = ModelRetrieval(self.retriever, model, retries=self.config.retrieval_retries, fallback=fallback)
+        budget = self.config.deadline
+        retrieved = retrieval.retrieve(self.memory, request, deadline=deadline, budget=budget, what="plan request")
+        usage = sum((e.usage for e in retrieved.exchanges), Usage())
+        model_seconds = sum(e.seconds for e in retrieved.exchanges)
         if retrieved.context is None:
             return PlanReport(INVALID_REQUEST, request, None, issues=retrieved.problems, usage=usage)
         context = retrieved.context
@@ -194,7 +212,9 @@ class TaskPlanner:
             unknowns=tuple(u.describe() for u in unknowns),
             notes=notes,
         )
-        exchange = Exchange(model, goal.render(inputs), goal.SCHEMA, goal.NAME)
+        exchange = Exchange(
+            model, goal.render(inputs), goal.SCHEMA, goal.NAME, deadline=deadline, budget=budget, what="plan request"
+        )
         checked = self._ask_goal(exchange, state)
         usage += exchange.usage
         timings = {"retrieval": retrieved.seconds, "model": model_seconds + exchange.seconds}

@@ -91,6 +91,22 @@ def render_facts(facts: Sequence[Fact]) -> str:
     return "\n".join(sorted({f.display() for f in facts})) or "(none)"
 
 
+def example_fact(domain: Domain, facts: Sequence[Fact]) -> Fact | None:
+    """A fact of the context to show as an example (the first binary one with an English template, sorted):
+    small models copy a placeholder like ``{"predicate": "p"}`` back; a real fact they can follow."""
+    templates = domain.language.predicates
+    ordered = sorted(set(facts), key=lambda f: (len(f.args) != 2, f.predicate not in templates, str(f)))
+    return ordered[0] if ordered else None
+
+
+def render_example(domain: Domain, fact: Fact) -> str:
+    """``"mug_1 is on table_1" is (mug_1, on, table_1), written {"predicate": "on", "args": ["mug_1", "table_1"]}``."""
+    template = domain.language.predicates.get(fact.predicate)
+    english = f'"{template.format(*fact.args)}" is ' if template else ""
+    args = ", ".join(f'"{a}"' for a in fact.args)
+    return f'{english}{fact.display()}, written {{"predicate": "{fact.predicate}", "args": [{args}]}}'
+
+
 def follow_up(messages: Sequence[Message], previous_answer: str, issues: Sequence[str]) -> list[Message]:
     """The conversation for a re-prompt: the model's previous answer, then what was wrong with it.
 

@@ -29,11 +29,12 @@ The memory relates entities with these predicates (parameters, then meaning):
 {predicates}
 
 Rules:
-- Answer with entity names exactly as listed, sorted, without duplicates.
+- Answer with entity names exactly as written before the parenthesis (from "{sample} (...): ..." write "{sample}"),
+  sorted, without duplicates.
 - Include every entity the request mentions or implies (e.g. the room of a piece of furniture it names).
 - Leave out entities the request does not concern.
 
-Answer in JSON: {{"entities": ["<name>", ...]}}."""
+Answer in JSON, a list of names: {{"entities": ["{sample}"]}}."""
 
 _USER: Final = """\
 Entities (name (type): label):
@@ -55,6 +56,7 @@ class EntitySelectionInput:
 
 
 def render(inputs: EntitySelectionInput) -> list[Message]:
-    system = _SYSTEM.format(predicates=render_predicates(inputs.domain))
+    names = sorted(e.name for e in inputs.entities)
+    system = _SYSTEM.format(predicates=render_predicates(inputs.domain), sample=names[0] if names else "mug_1")
     user = _USER.format(entities=render_entities(inputs.entities), utterance=inputs.utterance)
     return [Message("system", system), Message("user", user)]

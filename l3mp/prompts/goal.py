@@ -12,6 +12,7 @@ from l3mp.llm.base import Message
 from l3mp.prompts._common import (
     TRIPLE_NOTE,
     check_context,
+    example_fact,
     render_context_request,
     render_predicates,
     strict_object,
@@ -33,7 +34,7 @@ Rules:
 - Describe the state the task asks for, not the actions that reach it.
 
 {triple_note}
-Answer in JSON: {{"goal": "<PDDL goal formula>"}}."""
+Answer in JSON, the goal as one string, e.g. {{"goal": "{example}"}}."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +53,12 @@ class GoalInput:
 
 
 def render(inputs: GoalInput) -> list[Message]:
+    fact = example_fact(inputs.domain, inputs.facts)
     system = _SYSTEM.format(
-        domain=inputs.domain.name, predicates=render_predicates(inputs.domain), triple_note=TRIPLE_NOTE
+        domain=inputs.domain.name,
+        predicates=render_predicates(inputs.domain),
+        triple_note=TRIPLE_NOTE,
+        example=str(fact) if fact else "(and (p a b) (not (q c)))",
     )
     user = render_context_request(inputs.entities, inputs.facts, "Task", inputs.task)
     extra = ""

@@ -38,8 +38,10 @@ Rules:
   with a short relation phrase (e.g. "on", "in", "held by").
 - Extract only what the request says; do not invent things.
 
-Answer in JSON: {{"nodes": [{{"id": "n1", "mention": "...", "type": "..."}}], \
-"edges": [{{"source": "n1", "target": "n2", "relation": "..."}}]}}."""
+Every edge's source and target must be ids of nodes you listed.
+Example: for "Sam left the red cup on the desk." answer
+{{"nodes": [{{"id": "n1", "mention": "Sam", "type": null}}, {{"id": "n2", "mention": "red cup", "type": null}}, \
+{{"id": "n3", "mention": "desk", "type": null}}], "edges": [{{"source": "n2", "target": "n3", "relation": "on"}}]}}."""
 
 _USER: Final = "Request: {utterance}"
 

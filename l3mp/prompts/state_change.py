@@ -12,7 +12,9 @@ from l3mp.llm.base import Message
 from l3mp.prompts._common import (
     TRIPLE_NOTE,
     check_context,
+    example_fact,
     render_context_request,
+    render_example,
     render_predicates,
     strict_object,
     string_array,
@@ -40,9 +42,9 @@ Rules:
 - If nothing changes, answer with two empty lists.
 
 {triple_note}
-In the answer a fact is its predicate and its arguments: (a, p, b) is {{"predicate": "p", "args": ["a", "b"]}}
-and (a, p, true) is {{"predicate": "p", "args": ["a"]}}.
-Answer in JSON: {{"remove": [{{"predicate": "...", "args": ["..."]}}], "add": [...]}}."""
+In the answer a fact is its predicate and its arguments, with entity names exactly as listed: {example}
+A one-argument fact (a, p, true) is {{"predicate": "p", "args": ["a"]}}.
+Answer in JSON: {{"remove": [facts that stop being true], "add": [facts that become true]}}."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +59,8 @@ class StateChangeInput:
 
 
 def render(inputs: StateChangeInput) -> list[Message]:
-    system = _SYSTEM.format(predicates=render_predicates(inputs.domain), triple_note=TRIPLE_NOTE)
+    fact = example_fact(inputs.domain, inputs.facts)
+    example = render_example(inputs.domain, fact) if fact else '(a, p, b) is {"predicate": "p", "args": ["a", "b"]}'
+    system = _SYSTEM.format(predicates=render_predicates(inputs.domain), triple_note=TRIPLE_NOTE, example=example + ".")
     user = render_context_request(inputs.entities, inputs.facts, "Update", inputs.utterance)
     return [Message("system", system), Message("user", user)]

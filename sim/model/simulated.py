@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from kg_memory.formula import Formula
 from kg_memory.model import Fact
-from l3mp.llm import Completion, LLMError, Message, Usage, parse_json
+from l3mp.llm import Completion, LLMError, MalformedOutput, Message, Usage, parse_json
 from l3mp.prompts import entity_selection, goal, query_graph, state_change
 from planning.world import World
 from retrieval.context import count_tokens
@@ -148,7 +148,12 @@ class SimulatedModel:
         self._truth[collapse(task.text)] = task
 
     def complete(
-        self, messages: Sequence[Message], *, schema: Mapping[str, Any] | None = None, name: str = "response"
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: Mapping[str, Any] | None = None,
+        name: str = "response",
+        timeout: float | None = None,
     ) -> Completion:
         """Answer one of the project's prompts, chosen by ``name``; raises NoGroundTruth for anything
         it was not briefed on and MalformedOutput for an injected malformed reply (given a schema)."""
@@ -165,7 +170,10 @@ class SimulatedModel:
             InjectedError(name, view.text, view.attempt, d.kind, d.dropped, d.inserted, d.detail) for d in departures
         )
         usage = Usage(sum(count_tokens(m.content) for m in messages), count_tokens(text))
-        data = parse_json(text, schema) if schema is not None else None
+        try:
+            data = parse_json(text, schema) if schema is not None else None
+        except MalformedOutput as exc:  # an unparseable reply spent its tokens too
+            raise MalformedOutput(exc.text, exc.problem, usage, self.label) from None
         return Completion(text=text, data=data, usage=usage, model=self.label)
 
     # -- answers ---------------------------------------------------------------------------------------

@@ -16,7 +16,16 @@ import openai
 import pytest
 from pydantic import SecretStr
 
-from l3mp.llm import LanguageModel, LLMError, MalformedOutput, Message, ModelUnavailable, OpenAICompatibleModel, Usage
+from l3mp.llm import (
+    LanguageModel,
+    LLMError,
+    MalformedOutput,
+    Message,
+    ModelUnavailable,
+    OpenAICompatibleModel,
+    PromptTooLong,
+    Usage,
+)
 from l3mp.settings import Settings
 from l3mp.wiring import configured_model
 
@@ -160,7 +169,9 @@ def test_json_schema_reply_is_parsed_with_usage_and_model(
 def test_plain_text_without_schema(server: FakeServer, make_client: Callable[..., OpenAICompatibleModel]) -> None:
     server.script.append(Reply(content="Four.", usage=False))
     completion = make_client().complete(ASK)
-    assert (completion.text, completion.data, completion.usage) == ("Four.", None, Usage(0, 0))
+    # the server reported no usage: the tokens are counted here, and say so
+    assert (completion.text, completion.data) == ("Four.", None)
+    assert completion.usage.estimated and completion.usage.prompt_tokens > 0 and completion.usage.completion_tokens == 2
     assert sent_format(server, 0) is None
 
 
@@ -194,9 +205,11 @@ def test_rejected_json_schema_falls_back_to_json_object_and_remembers(
     server.script.extend([Reply(status=400, body=rejection), Reply(), Reply(content='{"answer": 5}')])
     client = make_client()
     assert client.complete(ASK, schema=SCHEMA).data == {"answer": 4}
-    assert client.mode == "json_object"
+    # the next mode is JSON mode with the schema (llama.cpp's grammar-constrained output)
+    assert client.mode == "json_object_schema"
     assert client.complete(ASK, schema=SCHEMA).data == {"answer": 5}
     assert [sent_format(server, i)["type"] for i in range(3)] == ["json_schema", "json_object", "json_object"]
+    assert sent_format(server, 1)["schema"] == SCHEMA
     instruction = server.requests[1]["json"]["messages"][0]
     assert instruction["role"] == "system" and '"answer"' in instruction["content"]
     assert len(server.requests) == 3
@@ -208,26 +221,37 @@ def test_falls_back_to_schema_in_prompt_when_json_mode_is_rejected_too(
     server.script.extend(
         [
             Reply(status=400, body=error_body("Unknown field: json_schema")),
+            Reply(status=500, body=error_body("response_format: unexpected key schema")),
             Reply(status=400, body=error_body("response_format not supported")),
             Reply(content='```\n{"answer": 4}\n```'),
         ]
     )
     client = make_client()
     assert client.complete(ASK, schema=SCHEMA).data == {"answer": 4}
-    assert client.mode == "prompt"
-    assert sent_format(server, 2) is None
-    assert "JSON schema" in server.requests[2]["json"]["messages"][0]["content"]
+    assert client.mode == "none"
+    assert sent_format(server, 3) is None
+    assert "JSON schema" in server.requests[3]["json"]["messages"][0]["content"]
+    assert len(server.requests) == 4  # a 500 naming response_format is a fallback, not retried
 
 
 def test_unrelated_bad_request_is_not_a_fallback(
     server: FakeServer, make_client: Callable[..., OpenAICompatibleModel]
 ) -> None:
-    server.script.append(Reply(status=400, body=error_body("context length exceeded")))
+    server.script.append(Reply(status=400, body=error_body("messages must not be empty")))
     client = make_client()
     with pytest.raises(ModelUnavailable, match="HTTP 400") as caught:
         client.complete(ASK, schema=SCHEMA)
     assert isinstance(caught.value.__cause__, openai.BadRequestError)
     assert client.mode == "json_schema"
+    assert len(server.requests) == 1
+
+
+def test_a_prompt_over_the_context_is_prompt_too_long_not_retried(
+    server: FakeServer, make_client: Callable[..., OpenAICompatibleModel]
+) -> None:
+    server.script.append(Reply(status=400, body=error_body("Requested tokens (9000) exceed context window of 8192")))
+    with pytest.raises(PromptTooLong, match="exceed context window"):
+        make_client().complete(ASK, schema=SCHEMA)
     assert len(server.requests) == 1
 
 

@@ -23,7 +23,9 @@ async def plan(body: PlanIn, memory: str, services: ServicesDep, caller: CallerD
     settings = services.settings
 
     def work() -> PlanOut:
-        config = PlanConfig(retriever=settings.retriever, deadline=settings.plan_deadline)
+        config = PlanConfig(
+            retriever=settings.retriever, deadline=settings.plan_deadline, fallback=settings.retrieval_fallback
+        )
         model = services.language_model() if body.goal is None else None
         world = WorldMemory.open(services.store, memory)
         if body.open_world:

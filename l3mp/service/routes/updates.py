@@ -30,7 +30,13 @@ async def nl_update(body: NLUpdateIn, memory: str, services: ServicesDep, caller
     Runs in one of the service's model slots (503 with Retry-After when all are busy)."""
 
     def work() -> UpdateOut:
-        config = NLUpdateConfig(retriever=services.settings.retriever, verify=services.settings.verify_updates)
+        settings = services.settings
+        config = NLUpdateConfig(
+            retriever=settings.retriever,
+            verify=settings.verify_updates,
+            deadline=settings.update_deadline,
+            fallback=settings.retrieval_fallback,
+        )
         updater = NLUpdater(
             WorldMemory.open(services.store, memory), services.language_model(), config, retriever=services.retriever()
         )

@@ -1,0 +1,110 @@
+"""OpenAICompatibleModel against the real llama.cpp server with SmolLM2-135M (127.0.0.1 only).
+
+Short prompts and small ``max_tokens`` keep these to seconds each on two busy cores.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from l3mp.llm import MalformedOutput, Message, ModelUnavailable, OpenAICompatibleModel, PromptTooLong
+from l3mp.llm.local import LocalServer, free_port, packaged_gguf
+
+pytestmark = pytest.mark.slow
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"room": {"type": "string"}},
+    "required": ["room"],
+    "additionalProperties": False,
+}
+ASK = [
+    Message("system", "You answer in JSON."),
+    Message("user", "The mug is in the kitchen. Which room is the mug in?"),
+]
+STORY = [Message("user", "Write a very long story about a robot who tidies a house, room by room.")]
+
+
+def client(server: LocalServer, **options: object) -> OpenAICompatibleModel:
+    defaults: dict[str, object] = {"max_tokens": 24, "timeout": 60.0, "max_retries": 0}
+    return OpenAICompatibleModel(server.base_url, server.alias, **(defaults | options))  # type: ignore[arg-type]
+
+
+def test_auto_steps_down_from_llama_cpps_500_to_json_mode_with_the_schema(local_server: LocalServer) -> None:
+    model = client(local_server)
+    completion = model.complete(ASK, schema=SCHEMA, name="answer")
+    # llama-cpp-python answers HTTP 500 for json_schema; JSON mode with the schema is a grammar: always valid
+    assert model.mode == "json_object_schema"
+    assert isinstance(completion.data, dict) and isinstance(completion.data["room"], str)
+    assert completion.usage.prompt_tokens > 0 and 0 < completion.usage.completion_tokens <= 24
+    assert not completion.usage.estimated and completion.model == local_server.alias
+
+
+@pytest.mark.parametrize("output", ["json_object", "none"])
+def test_unconstrained_modes_end_as_a_completion_or_an_unusable_answer_with_its_tokens(
+    local_server: LocalServer, output: str
+) -> None:
+    model = client(local_server, output=output)
+    try:
+        completion = model.complete(ASK, schema=SCHEMA, name="answer")
+    except MalformedOutput as exc:  # a small model may well answer prose: still counted
+        assert exc.usage.prompt_tokens > 0 and exc.usage.completion_tokens > 0
+    else:
+        assert completion.usage.prompt_tokens > 0
+    sent = model._payload(ASK, SCHEMA, "answer", model.mode)
+    assert sent.get("response_format") == ({"type": "json_object"} if output == "json_object" else None)
+
+
+def test_json_schema_insisted_on_is_unavailable_not_retried_forever(local_server: LocalServer) -> None:
+    start = time.monotonic()
+    with pytest.raises(ModelUnavailable, match="HTTP 500"):
+        client(local_server, output="json_schema", max_retries=3).complete(ASK, schema=SCHEMA)
+    assert time.monotonic() - start < 5  # a 500 naming response_format is not retried
+
+
+def test_max_tokens_caps_the_reply(local_server: LocalServer) -> None:
+    completion = client(local_server, max_tokens=5).complete(STORY)
+    assert completion.usage.completion_tokens <= 5
+
+
+def test_streamed_replies_count_their_tokens(local_server: LocalServer) -> None:
+    completion = client(local_server, stream=True, max_tokens=8).complete(ASK, schema=SCHEMA)
+    # llama.cpp does not report usage in a stream: counted here, and marked so
+    assert completion.usage.estimated and completion.usage.prompt_tokens > 0
+    assert completion.data is not None
+
+
+def test_a_runaway_generation_is_cut_at_the_deadline_and_the_server_stops(local_server: LocalServer) -> None:
+    runaway = client(local_server, stream=True, max_tokens=1800, timeout=2.0)
+    start = time.monotonic()
+    with pytest.raises(ModelUnavailable, match="deadline"):
+        runaway.complete(STORY)
+    assert time.monotonic() - start < 10  # against ~90 s for 1,800 tokens
+    # the connection was closed, so the server stopped generating: the next request is not queued behind
+    # 1,800 tokens (about 90 s here) but answers at once
+    start = time.monotonic()
+    client(local_server, max_tokens=4).complete(ASK)
+    assert time.monotonic() - start < 30
+
+
+def test_a_prompt_over_the_context_is_prompt_too_long(local_server: LocalServer) -> None:
+    long = [Message("user", "mug " * (local_server.ctx + 200))]
+    with pytest.raises(PromptTooLong, match="context"):
+        client(local_server).complete(long)
+
+
+def test_a_server_stopped_mid_request_is_model_unavailable() -> None:
+    server = LocalServer(packaged_gguf(), port=free_port(), ctx=512).start(wait=180)
+    try:
+        model = client(server, stream=True, max_tokens=400, timeout=60.0)
+        threading.Timer(1.5, server.stop).start()
+        start = time.monotonic()
+        with pytest.raises(ModelUnavailable):
+            model.complete(STORY)
+            model.complete(STORY)  # if the first finished before the stop, the second meets a dead server
+        assert time.monotonic() - start < 30
+    finally:
+        server.stop()
