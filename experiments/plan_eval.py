@@ -84,10 +84,15 @@ def _propose(sim: Simulator, attempts: int = 20) -> Task:
     raise RuntimeError(f"no task with an unmet goal in {attempts} attempts")
 
 
-def full_state_plan(sim: Simulator, task: Task, planner: str, timeout: float) -> tuple[str, float]:
-    """The planner alone on the whole true state (the paper's Fig. 3 baseline): status and seconds."""
+def full_state_problem(sim: Simulator, task: Task) -> str:
+    """The task's problem with the whole true state as ``:init`` (the paper's Fig. 3 baseline)."""
     context = full_context(sim.world)
-    result = solve(sim.domain, problem_pddl(sim.domain, context.entities, context.facts, task.goal), planner, timeout)
+    return problem_pddl(sim.domain, context.entities, context.facts, task.goal)
+
+
+def full_state_plan(sim: Simulator, task: Task, planner: str, timeout: float) -> tuple[str, float]:
+    """The planner alone on the whole true state: status and seconds."""
+    result = solve(sim.domain, full_state_problem(sim, task), planner, timeout)
     return result.status.value, result.parse_seconds + result.plan_seconds
 
 

@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for name in SPEC_FIELDS:
         parser.add_argument(f"--{name}", type=int, default=None, help=f"home {name} (default: the paper's scale)")
     parser.add_argument("--planner", default="fast-downward")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per planner call")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per planner call")
     parser.add_argument("--record", type=Path, default=None, help="write every model exchange to cassettes here")
     parser.add_argument("--replay", type=Path, default=None, help="re-run a recorded run offline from its cassettes")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results file (default {DEFAULT_OUT})")
