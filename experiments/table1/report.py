@@ -15,7 +15,7 @@ from dataclasses import asdict
 from typing import Any
 
 from experiments._common import quantile
-from experiments.table1.episode import FIG3_VARIANT, LaneRun, SeedRun
+from experiments.table1.episode import FIG3_VARIANT, LaneRun, SeedRun, lanes_heard_the_same
 from experiments.table1.judge import OUTCOMES
 from experiments.update_eval import cumulative_success
 
@@ -83,20 +83,33 @@ def _tokens(step: Any) -> int:
     return int(step.prompt_tokens + step.completion_tokens)
 
 
-def outcomes(runs: Sequence[SeedRun], model: str, parameters: dict[str, Any]) -> dict[str, Any]:
-    """Every number that depends on the simulator and the model's answers, nothing timed."""
-    seeds: dict[str, dict[str, Any]] = {
-        str(run.seed): {
+def seed_figures(run: SeedRun) -> dict[str, Any]:
+    """One seed's plain figures: ``outcomes`` (replayable) and ``timings`` (measured); picklable, so a
+    worker process can hand them back."""
+    return {
+        "seed": run.seed,
+        "outcomes": {
             "home": run.home,
+            "identical_episode": lanes_heard_the_same([run]),
             "events": run.events,
             "tasks": run.tasks,
             "variants": {name: lane_figures(lane) for name, lane in run.lanes.items()},
-        }
-        for run in runs
+        },
+        "timings": {
+            "full_state": run.full_state,
+            "plan_seconds": {name: lane.plan_seconds for name, lane in run.lanes.items()},
+            "overhead_ms": {name: [1000 * s.overhead for s in lane.lane.steps] for name, lane in run.lanes.items()},
+        },
     }
-    names = list(runs[0].lanes) if runs else []
+
+
+def outcomes(runs: Sequence[dict[str, Any]], model: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    """Every number that depends on the simulator and the model's answers, nothing timed."""
+    seeds: dict[str, dict[str, Any]] = {str(run["seed"]): run["outcomes"] for run in runs}
+    names = list(runs[0]["outcomes"]["variants"]) if runs else []
     summary = {name: _summary(name, [s["variants"][name] for s in seeds.values()]) for name in names}
     result: dict[str, Any] = {"benchmark": "table1", "model": model, "parameters": parameters}
+    result["identical_episodes"] = all(s["identical_episode"] for s in seeds.values())
     result["paper"] = {
         "source": "L3M+P Table I (GPT-4o, LAPKT SIW-then-BFS(f)); success % of state changes / plans",
         "table1": {k: {"state_changes": v[0], "plans": v[1]} for k, v in PAPER.items()},
@@ -130,16 +143,16 @@ def _summary(name: str, figures: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def timings(runs: Sequence[SeedRun], model: str) -> dict[str, Any]:
+def timings(runs: Sequence[dict[str, Any]], model: str) -> dict[str, Any]:
     """The measured times: plan pipelines per variant, update overhead, Fig. 3's pairs and speedup."""
-    pairs = [p | {"seed": run.seed} for run in runs for p in run.full_state]
+    pairs = [p | {"seed": run["seed"]} for run in runs for p in run["timings"]["full_state"]]
     solved = [p for p in pairs if p["pipeline_s"] > 0 and p["full_status"] == "solved"]
     ratios = [p["full_state_s"] / p["pipeline_s"] for p in solved]
-    names = list(runs[0].lanes) if runs else []
+    names = list(runs[0]["timings"]["plan_seconds"]) if runs else []
     variants = {}
     for name in names:
-        plan_s = [s for run in runs for s in run.lanes[name].plan_seconds]
-        overhead = [1000 * s.overhead for run in runs for s in run.lanes[name].lane.steps]
+        plan_s = [s for run in runs for s in run["timings"]["plan_seconds"][name]]
+        overhead = [ms for run in runs for ms in run["timings"]["overhead_ms"][name]]
         variants[name] = {
             "plan_pipeline_s": {"median": _q(plan_s, 50), "p95": _q(plan_s, 95), "max": _q(plan_s, 100)},
             "update_overhead_ms": {"median": _q(overhead, 50), "p95": _q(overhead, 95)},

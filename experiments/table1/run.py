@@ -12,7 +12,6 @@ import json
 import os
 import resource
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,8 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from experiments._common import machine_info, write_results
-from experiments._shared import open_store, progress_bars
-from experiments.table1.episode import SeedRun, Table1Config, lanes_heard_the_same, run_seed
+from experiments._shared import progress_bars
 from experiments.table1.figures import write_figures
 from experiments.table1.models import (
     KINDS,
@@ -33,8 +31,8 @@ from experiments.table1.models import (
     write_manifest,
 )
 from experiments.table1.report import markdown, outcomes, timings
+from experiments.table1.workers import SeedJob, config_of, rates_of, run_jobs
 from experiments.update_eval import VARIANTS
-from sim.model import ErrorRates
 
 DEFAULT_OUT = Path("experiments/results/table1.json")
 DEFAULT_FIGURES = Path("docs/figures")
@@ -56,6 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per planner call")
     parser.add_argument("--record", type=Path, default=None, help="write every model exchange to cassettes here")
     parser.add_argument("--replay", type=Path, default=None, help="re-run a recorded run offline from its cassettes")
+    parser.add_argument("--jobs", type=int, default=2, help="seeds run at once, in worker processes")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results file (default {DEFAULT_OUT})")
     parser.add_argument("--figures", type=Path, default=DEFAULT_FIGURES, help="folder for the PNG figures")
 
@@ -82,10 +81,6 @@ def parameters(args: argparse.Namespace) -> dict[str, Any]:
     return values
 
 
-def _rates(values: dict[str, Any]) -> ErrorRates:
-    return ErrorRates(rate=values.get("error_rate", 0.0), correct_on_reprompt=values.get("correct_on_reprompt", 1.0))
-
-
 def model_source(args: argparse.Namespace) -> tuple[ModelSource, dict[str, Any]]:
     """The lanes' model source and the run's parameters (a replay's come from its manifest)."""
     if args.replay is not None:
@@ -93,78 +88,42 @@ def model_source(args: argparse.Namespace) -> tuple[ModelSource, dict[str, Any]]
             raise SystemExit("use --record or --replay, not both")
         manifest = read_manifest(args.replay)
         values = manifest["parameters"]
-        return ModelSource("replay", manifest["model"], _rates(values), replay=args.replay), values
+        return ModelSource("replay", manifest["model"], rates_of(values), replay=args.replay), values
     values = parameters(args)
     if args.model == "configured":
-        source = configured_source(_rates(values), args.record)
+        source = configured_source(rates_of(values), args.record)
     else:
-        rates = _rates(values)
+        rates = rates_of(values)
         source = ModelSource("simulated", simulated_name(rates), rates, record=args.record)
     if args.record is not None:
         write_manifest(args.record, source.name, values)
     return source, values
 
 
-def config_of(values: dict[str, Any]) -> Table1Config:
-    home = values["home"] if isinstance(values["home"], dict) else {}
-    return Table1Config(
-        seeds=tuple(values["seeds"]),
-        steps=values["steps"],
-        task_every=values["task_every"],
-        variants=tuple(v for v in VARIANTS if v.name in values["variants"]),
-        spec=home,
-        planner=values["planner"],
-        timeout=values["timeout"],
-    )
-
-
-def execute(config: Table1Config, source: ModelSource, console: Console) -> list[SeedRun]:
-    """Every seed, each variant with its own progress bar."""
-    from retrieval import Embedder
-
-    embedder: Embedder | None = None
-    if any(v.retriever == "search" for v in config.variants):
-        from retrieval import SentenceTransformerEmbedder
-
-        embedder = SentenceTransformerEmbedder()
-    runs = []
+def execute(values: dict[str, Any], source: ModelSource, workers: int, console: Console) -> list[dict[str, Any]]:
+    """Every seed, each variant with its own progress bar; the seeds' figures in order."""
+    config = config_of(values)
+    jobs = [SeedJob(seed, values, source.kind, source.name, source.record, source.replay) for seed in config.seeds]
     tasks = config.steps // config.task_every if config.task_every else 0
-    with open_store("sqlite") as store:
-        for seed in config.seeds:
-            labels = [f"seed {seed} {v.name} ({source.name})" for v in config.variants]
-            names = {v.name: label for v, label in zip(config.variants, labels, strict=True)}
-            with progress_bars(console, labels, config.steps + tasks) as advance:
-                runs.append(run_seed(seed, config, store, embedder or _NoEmbedder(), source, _by_name(advance, names)))
-    return runs
-
-
-def _by_name(advance: Callable[[str], None], labels: dict[str, str]) -> Callable[[str], None]:
-    return lambda name: advance(labels[name])
-
-
-class _NoEmbedder:
-    """Stands in where no variant searches: R- and R+ never embed, so a call is a bug."""
-
-    dimension = 1
-
-    def embed(self, texts: Any) -> Any:
-        raise AssertionError("no variant of this run searches, so nothing should embed")
+    labels = {(j.seed, v.name): f"seed {j.seed} {v.name} ({source.name})" for j in jobs for v in config.variants}
+    with progress_bars(console, list(labels.values()), config.steps + tasks) as advance:
+        return run_jobs(jobs, workers, lambda key: advance(labels[key]))
 
 
 def run_table1(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     source, values = model_source(args)
     values = json.loads(json.dumps(values, sort_keys=True))  # the same bytes whether read back or not
-    config = config_of(values)
+    workers = max(1, min(args.jobs, len(values["seeds"])))
     load_before = os.getloadavg()
     started, cpu_before = time.perf_counter(), _cpu_seconds()
-    runs = execute(config, source, console)
+    runs = execute(values, source, workers, console)
     wall, cpu = time.perf_counter() - started, _cpu_seconds() - cpu_before
     results = outcomes(runs, source.name, values)
-    results["identical_episodes"] = lanes_heard_the_same(runs)
     timed = timings(runs, source.name) | {
         "time": datetime.now(UTC).isoformat(timespec="seconds"),
         "wall_s": round(wall, 1),
-        "cpu_s": round(cpu, 1),  # this process and its planner subprocesses: the figure load does not inflate
+        "cpu_s": round(cpu, 1),
+        "workers": workers,  # this process and its planner subprocesses: the figure load does not inflate
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "machine": machine_info(),
@@ -186,7 +145,7 @@ def run_table1(args: argparse.Namespace, console: Console) -> dict[str, Any]:
 
 
 def _cpu_seconds() -> float:
-    """User and system CPU time of this process and its finished children (the planner runs)."""
+    """User and system CPU time of this process and its finished children (workers, planner runs)."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 

@@ -19,6 +19,7 @@ from experiments.table1 import (
     markdown,
     outcomes,
     run_seed,
+    seed_figures,
     stat,
 )
 from experiments.update_eval import Variant
@@ -79,7 +80,8 @@ def test_a_lane_that_heard_something_else_is_caught(seed_run: SeedRun) -> None:
 
 
 def test_the_results_carry_the_model_the_table_and_the_paper(seed_run: SeedRun) -> None:
-    results = outcomes([seed_run], "simulated (test)", {"seeds": [3], "steps": 10, "task_every": 5})
+    results = outcomes([seed_figures(seed_run)], "simulated (test)", {"seeds": [3], "steps": 10, "task_every": 5})
+    assert results["identical_episodes"]
     assert results["model"] == "simulated (test)"
     summary = results["summary"]["R-V"]
     assert summary["paper"] == {"state_changes": 71.0, "plans": 72.5}
