@@ -10,6 +10,7 @@ progress comes back through a queue to the parent's bars.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -96,6 +97,13 @@ def run_job(job: SeedJob, progress: Any, embedder: Embedder | None = None) -> di
         return seed_figures(run)
 
 
+def _one_thread() -> None:
+    """One math thread per worker (set before torch loads): the workers already fill the cores, and
+    several processes' OpenMP thread pools would only compete for them."""
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
+
+
 class _Direct:
     """The queue's ``put`` for a run in this process: advance the bar at once."""
 
@@ -111,7 +119,7 @@ def run_jobs(jobs: Sequence[SeedJob], workers: int, advance: Callable[[tuple[int
     context = multiprocessing.get_context("spawn")
     with context.Manager() as manager:
         updates = manager.Queue()
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_one_thread) as pool:
             futures = [pool.submit(run_job, job, updates) for job in jobs]
             _follow(futures, updates, advance)
             return [future.result() for future in futures]
