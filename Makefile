@@ -51,7 +51,8 @@ browser:
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; \
 	fi
 
-## all benchmarks (stores on SQLite and Neo4j, evaluator, simulator, retrieval, updates): tables, JSON in experiments/results/
+## all benchmarks and experiments (stores, evaluator, sim, retrieval, updates, planning, service, cli, dashboard,
+## table1): tables, JSON in experiments/results/
 bench: install
 	$(PY) scripts/neo4j_server.py run -- $(PY) -m experiments
 

@@ -58,3 +58,12 @@ def progress(console: Console, label: str, total: int) -> Iterator[Callable[[], 
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task(label, total=total)
         yield lambda: bar.advance(task)
+
+
+@contextlib.contextmanager
+def progress_bars(console: Console, labels: Sequence[str], total: int) -> Iterator[Callable[[str], None]]:
+    """One transient bar per label, all of ``total`` units; the caller advances a bar by its label."""
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        tasks = {label: bar.add_task(label, total=total) for label in labels}
+        yield lambda label: bar.advance(tasks[label])

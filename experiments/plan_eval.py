@@ -84,9 +84,15 @@ def _propose(sim: Simulator, attempts: int = 20) -> Task:
     raise RuntimeError(f"no task with an unmet goal in {attempts} attempts")
 
 
-def _full_state(sim: Simulator, task: Task, planner: str, timeout: float) -> tuple[str, float]:
+def full_state_problem(sim: Simulator, task: Task) -> str:
+    """The task's problem with the whole true state as ``:init`` (the paper's Fig. 3 baseline)."""
     context = full_context(sim.world)
-    result = solve(sim.domain, problem_pddl(sim.domain, context.entities, context.facts, task.goal), planner, timeout)
+    return problem_pddl(sim.domain, context.entities, context.facts, task.goal)
+
+
+def full_state_plan(sim: Simulator, task: Task, planner: str, timeout: float) -> tuple[str, float]:
+    """The planner alone on the whole true state: status and seconds."""
+    result = solve(sim.domain, full_state_problem(sim, task), planner, timeout)
     return result.status.value, result.parse_seconds + result.plan_seconds
 
 
@@ -137,7 +143,7 @@ def _task(
         steps=len(report.plan),
     )
     if scale.full_state:
-        status, seconds = _full_state(sim, task, args.planner, args.timeout)
+        status, seconds = full_state_plan(sim, task, args.planner, args.timeout)
         run = TaskRun(**{**asdict(run), "full_status": status, "full_planner_s": seconds})
     on_task()
     return run

@@ -113,31 +113,11 @@ class Lane:
 
     variant: Variant
     memory: WorldMemory
-    model: SimulatedModel | ConfiguredModel
+    model: LanguageModel  # what the pipelines talk to (the oracle, a cassette, a real model)
     recorder: Recorder
     updater: NLUpdater
+    oracle: SimulatedModel | None  # the simulated model behind ``model``, to brief and to audit
     steps: list[Step] = field(default_factory=list)
-
-
-@dataclass
-class ConfiguredModel:
-    """A real model (the configured one) in a lane: it is told nothing of the truth and injects nothing."""
-
-    inner: LanguageModel
-    injected: list[Any] = field(default_factory=list)
-
-    def brief_event(self, event: Event) -> None:
-        """A real model hears only the utterance."""
-
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        schema: Mapping[str, Any] | None = None,
-        name: str = "response",
-        timeout: float | None = None,
-    ) -> Completion:
-        return self.inner.complete(messages, schema=schema, name=name, timeout=timeout)
 
 
 def make_lane(
@@ -150,21 +130,32 @@ def make_lane(
     embedder: Embedder,
     real: Callable[[Variant], LanguageModel] | None = None,
     deadline: float = 120.0,
+    *,
+    model: LanguageModel | None = None,
+    oracle: SimulatedModel | None = None,
+    prefix: str = "update_eval",
 ) -> Lane:
+    """A variant's memory, surveyed from ``home``, and its pipeline.
+
+    The model defaults to a fresh :class:`SimulatedModel` over ``sim``; ``real`` builds a real model per
+    variant instead (it hears only the utterances). A caller that passes its own ``model`` (a cassette)
+    passes the ``oracle`` behind it too, or None when there is none.
+    """
     slug = f"{variant.retriever}_{'verified' if variant.verify else 'unverified'}"
-    memory = WorldMemory.create(store, f"update_eval_{slug}_{uuid.uuid4().hex[:8]}", DOMAIN)
+    memory = WorldMemory.create(store, f"{prefix}_{slug}_{uuid.uuid4().hex[:8]}", DOMAIN)
     survey = memory.add_entities(home.entities, facts=home.facts, input="survey")
     if survey.status is not UpdateStatus.APPLIED:
         raise RuntimeError(f"the survey was not applied: {[i.message for i in survey.issues[:3]]}")
-    model: SimulatedModel | ConfiguredModel = (
-        SimulatedModel(sim.world, rates, seed=seed) if real is None else ConfiguredModel(real(variant))
-    )
+    if model is None and real is not None:
+        model = real(variant)  # a real model hears only the utterances: no oracle behind it
+    elif model is None:
+        oracle = model = SimulatedModel(sim.world, rates, seed=seed)
     recorder = Recorder(model)
     chosen = retriever(variant.retriever, embedder=embedder) if variant.retriever == "search" else None
     if isinstance(chosen, SearchRetriever):
         chosen.embeddings(memory)  # embed the surveyed entities once, before the timed steps, as a service would
     config = NLUpdateConfig(retriever=variant.retriever, verify=variant.verify, deadline=deadline)
-    return Lane(variant, memory, model, recorder, NLUpdater(memory, recorder, config, retriever=chosen))
+    return Lane(variant, memory, model, recorder, NLUpdater(memory, recorder, config, retriever=chosen), oracle)
 
 
 def whole_state_issues(verifier: Verifier, entities: Mapping[str, Entity], facts: frozenset[Fact]) -> int:
@@ -186,8 +177,13 @@ def _answer_delta(answer: str | None, lane: Lane) -> Delta | None:
 def _detection(
     lane: Lane, event: Event, result: NLUpdateResult, first_error: int, truth: FactsView
 ) -> tuple[tuple[str, ...], int, int, int]:
-    """Judge the answers that carried an injected error: flaggable against the truth, refused, written."""
-    errors = [e for e in lane.model.injected[first_error:] if e.prompt == "state_change" and e.kind != "context_miss"]
+    """Judge the answers that carried an injected error: flaggable against the truth, refused, written.
+
+    Without an oracle (a replayed or real model) nothing is known to be injected: all zeros.
+    """
+    if lane.oracle is None:
+        return (), 0, 0, 0
+    errors = [e for e in lane.oracle.injected[first_error:] if e.prompt == "state_change" and e.kind != "context_miss"]
     kinds = tuple(e.kind for e in errors)
     detectable = detected = slipped = 0
     last = result.attempts - 1
@@ -204,10 +200,14 @@ def _detection(
     return kinds, detectable, detected, slipped
 
 
-def run_step(lane: Lane, step: int, event: Event, before: FactsView, truth: frozenset[Fact]) -> Step:
-    lane.model.brief_event(event)
+def run_step(
+    lane: Lane, step: int, event: Event, before: FactsView, truth: frozenset[Fact], *, audit: bool = True
+) -> Step:
+    """One event through one lane; ``audit`` False skips the whole-state rule check (``violations`` 0)."""
+    if lane.oracle is not None:
+        lane.oracle.brief_event(event)
     lane.recorder.answers.clear()
-    first_error = len(lane.model.injected)
+    first_error = len(lane.oracle.injected) if lane.oracle is not None else 0
     result = lane.updater.update(event.text)
     memory = lane.memory.facts()
     union = memory | truth
@@ -228,7 +228,7 @@ def run_step(lane: Lane, step: int, event: Event, before: FactsView, truth: froz
         success=(changed.remove, changed.add) == (event.delta.remove, event.delta.add),
         accuracy=len(memory & truth) / len(union) if union else 1.0,
         exact=memory == truth,
-        violations=whole_state_issues(lane.memory.verifier, lane.memory.entities(), memory),
+        violations=whole_state_issues(lane.memory.verifier, lane.memory.entities(), memory) if audit else 0,
         injected=kinds,
         detectable=detectable,
         detected=detected,
