@@ -6,7 +6,15 @@ from planning.errors import PlanningError
 from planning.evaluator import ActionEvaluator, GroundAction, PlanOutcome, StepOutcome
 from planning.explain import ExplainError, explain, numbered
 from planning.goal import GoalCheck, GoalSyntaxError, check_goal, parse_goal
-from planning.planner import DEFAULT_PLANNER, PlanResult, PlanStatus, available_planners, solve
+from planning.planner import (
+    DEFAULT_PLANNER,
+    OPTIMAL_PLANNER,
+    PlanResult,
+    PlanStatus,
+    available_planners,
+    check_readable,
+    solve,
+)
 from planning.problem import Context, full_context, goal_objects, goal_types, problem_pddl, pruned_context
 from planning.tiers import TIERS, TierAttempt, TieredPlan, TieredPlanner
 from planning.world import World, WorldError
@@ -41,4 +49,6 @@ __all__ = [
     "problem_pddl",
     "pruned_context",
     "solve",
+    "check_readable",
+    "OPTIMAL_PLANNER",
 ]

@@ -20,6 +20,7 @@ from kg_memory import Domain, DomainRegistry, L3mpError, UpdateStatus, WorldMemo
 from kg_memory.model import is_pddl_name
 from l3mp.settings import Settings
 from l3mp.wiring import domain_registry, open_store
+from planning import PlanningError, check_readable, problem_pddl
 from planning.pddl_io import PddlError, load_domain_file, read_problem, read_sexpr, read_text
 
 
@@ -64,7 +65,9 @@ def import_problem(settings: Settings, domain_path: Path, problem_path: Path, me
     the memory with the problem's objects and ``:init`` in one verified update."""
     domain = load_domain_file(domain_path)
     problem = read_problem(domain, read_text(problem_path, "problem"), problem_path)
-    installed = install_domain(domain, domain_path, settings.domains_path)
+    # the planners read the task as we write it from memory: a task they cannot read is refused here
+    task = problem_pddl(domain, problem.entities, problem.facts, problem.goal, name=problem.name)
+    installed = install_domain(domain, domain_path, settings.domains_path, task)
     store = open_store(settings, domain_registry(settings))
     try:
         world = WorldMemory.create(store, memory, domain.name)
@@ -87,10 +90,14 @@ def import_problem(settings: Settings, domain_path: Path, problem_path: Path, me
         store.close()
 
 
-def install_domain(domain: Domain, source: Path, root: Path) -> Domain:
+def install_domain(domain: Domain, source: Path, root: Path, task: str | None = None) -> Domain:
     """The domain (read from ``source``) as stores will find it by name: a shipped one, the
     folder an earlier import made, or a new folder under ``root``. A different domain under a
-    name already taken raises :class:`DomainClash`."""
+    name already taken raises :class:`DomainClash`.
+
+    A new domain is installed only if Fast Downward's translator reads it (with ``task``, a
+    problem of it, or else an empty one): otherwise :class:`PddlError` carries the translator's
+    own words and nothing is written."""
     if not is_pddl_name(domain.name):
         raise PddlError(source, f"domain name {domain.name!r} cannot name a folder")
     shipped = DomainRegistry()
@@ -99,6 +106,7 @@ def install_domain(domain: Domain, source: Path, root: Path) -> Domain:
     folder = root / domain.name
     if (folder / "domain.pddl").is_file():
         return _same_or_clash(domain, source, load_domain(folder))
+    _check_plannable(domain, source, task)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "language.toml").write_text(starter_language(domain), encoding="utf-8")
     # domain.pddl last, by rename: a folder with one is what the registry takes for a domain
@@ -106,6 +114,16 @@ def install_domain(domain: Domain, source: Path, root: Path) -> Domain:
     partial.write_text(domain.pddl, encoding="utf-8")
     partial.replace(folder / "domain.pddl")
     return load_domain(folder)
+
+
+def _check_plannable(domain: Domain, source: Path, task: str | None) -> None:
+    """:class:`PddlError` (the translator's message) if no planner of ours can read the domain."""
+    if task is None:
+        task = f"(define (problem empty) (:domain {domain.name}) (:objects) (:init) (:goal (and)))"
+    try:
+        check_readable(domain, task)
+    except PlanningError as exc:
+        raise PddlError(source, f"no planner can read it: {exc}") from exc
 
 
 def _same_or_clash(new: Domain, source: Path, existing: Domain) -> Domain:

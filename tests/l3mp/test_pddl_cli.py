@@ -16,7 +16,7 @@ from l3mp.cli import main
 from l3mp.pipelines import DomainClash, install_domain
 from l3mp.settings import Settings
 from l3mp.wiring import open_store
-from planning import ActionEvaluator, World, problem_pddl, solve
+from planning import ActionEvaluator, PlanningError, World, problem_pddl, solve
 from planning.pddl_io import load_domain_file, read_problem, read_text
 from planning.validate import validate_plan
 
@@ -232,3 +232,28 @@ def test_l3mp_plan_exit_codes(tmp_path: Path, domains_path: Path, capsys: pytest
     record = json.loads(capsys.readouterr().out)
     assert unknown == 2 and record["status"] == "invalid_goal" and "nothing_1" in " ".join(record["issues"])
     assert main(["--db", str(db), "plan", "--memory", "no_such_memory", "--goal", "(clear a)"]) == 1
+
+
+# unified-planning reads a type named "number"; Fast Downward's translator reserves the name
+RESERVED = """(define (domain counting) (:requirements :typing) (:types number)
+  (:predicates (seen ?n - number) (counted ?n - number))
+  (:action count :parameters (?n - number) :precondition (seen ?n) :effect (counted ?n)))
+"""
+
+
+def test_a_domain_no_planner_can_read_is_refused_at_import_in_the_translators_words(
+    domains_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "domain.pddl").write_text(RESERVED, encoding="utf-8")
+    problem = "(define (problem c1) (:domain counting) (:objects n1 - number) (:init (seen n1)) (:goal (counted n1)))"
+    (tmp_path / "p01.pddl").write_text(problem, encoding="utf-8")
+    db = tmp_path / "t.db"
+    argv = ["--db", str(db), "pddl", "import", str(tmp_path / "domain.pddl"), str(tmp_path / "p01.pddl")]
+    assert main([*argv, "--memory", "m"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "no planner can read it" in out and 'type "number", which is a reserved type' in out, out
+    assert not (domains_path / "counting").exists() and not db.exists()
+    # installing the domain alone is refused the same way
+    with pytest.raises(PlanningError, match="reserved type"):
+        install_domain(load_domain_file(tmp_path / "domain.pddl"), tmp_path / "domain.pddl", domains_path)
+    assert not (domains_path / "counting").exists()
