@@ -84,11 +84,12 @@ def pruned_context(world: World, goal: Formula, anchors: Iterable[str] = ()) -> 
     """
     domain, facts = world.domain, world.facts
     static = domain.static_predicates
-    keep = {a for f in facts if f.predicate in static for a in f.args}
+    # structure is what predicates say; a cost (a distance) is kept below when both its ends are
+    keep = {a for f in facts if f.predicate in static and f.value is None for a in f.args}
     focus = goal_objects(goal) | set(anchors)
     focus |= {name for type_ in goal_types(goal) for name in world.objects_of(type_)}
     keep |= focus
-    keep |= {a for name in focus for f in world.facts_about(name) for a in f.args}
+    keep |= {a for name in focus for f in world.facts_about(name) if f.value is None for a in f.args}
     keep -= set(domain.constants)
     entities = tuple(e for name in sorted(keep) if (e := world.entity(name)) is not None)
     known = keep | set(domain.constants)
@@ -130,6 +131,8 @@ def neighbours(world: World, name: str, reverse_cap: int) -> set[str]:
     found: set[str] = set()
     reverse: list[str] = []
     for fact in world.facts_about(name):
+        if fact.value is not None:
+            continue  # a cost (a room's distance to every other room) is not a way to anything
         if fact.args[0] == name:
             found.update(fact.args)
         else:
@@ -161,7 +164,7 @@ def focused_context(
     terminals = focus | {a for name in focus for a in neighbours(world, name, reverse_cap)}
     graph: nx.Graph[str] = nx.Graph()
     for fact in world.facts:
-        if len(fact.args) == 2 and (fact.predicate in static or terminals & set(fact.args)):
+        if fact.value is None and len(fact.args) == 2 and (fact.predicate in static or terminals & set(fact.args)):
             graph.add_edge(*fact.args)
     keep = set(terminals)
     for anchor in anchors[:1]:
@@ -174,7 +177,7 @@ def focused_context(
         a
         for name in keep
         for f in world.facts_about(name)
-        if f.predicate in static and f.args[0] == name
+        if f.predicate in static and f.value is None and f.args[0] == name
         for a in f.args
     }
     keep |= {a for name in seeds for a in neighbours(world, name, reverse_cap)}

@@ -115,8 +115,8 @@ def widen(
     names = {e.name for e in context.entities} | goal_objects(goal)
     hop = {n for o in goal_objects(goal) for n in neighbours(world, o, reverse_cap)}
     names |= hop | {n for o in hop for n in neighbours(world, o, reverse_cap)}
-    graph: nx.Graph[str] = nx.Graph()
-    graph.add_edges_from(f.args for f in world.facts if len(f.args) == 2)
+    graph: nx.Graph[str] = nx.Graph()  # costs (numeric facts) are not ways from one object to another
+    graph.add_edges_from(f.args for f in world.facts if len(f.args) == 2 and f.value is None)
     start = next((a for a in anchors if a in graph), None)
     paths = nx.single_source_shortest_path(graph, start) if start is not None else {}
     for type_ in sorted(_needed_types(world.domain, predicates)):
@@ -125,7 +125,11 @@ def widen(
             names |= set(paths[name])
     static = world.domain.static_predicates
     names |= {
-        a for n in list(names) for f in world.facts_about(n) if f.predicate in static and f.args[0] == n for a in f.args
+        a
+        for n in list(names)
+        for f in world.facts_about(n)
+        if f.predicate in static and f.value is None and f.args[0] == n
+        for a in f.args
     }
     entities = _entities(world, names)
     return Context(entities, _facts_among(world, {e.name for e in entities}), "widened")
