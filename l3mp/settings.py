@@ -62,6 +62,9 @@ class Settings(BaseSettings):
     model_route_deadline: float = Field(default=150.0, gt=0)
     model_rate_per_minute: int = Field(default=60, ge=1)
     verify_updates: bool = True
+    # planning: ask for the cheapest plan, proven within each search's deadline (REST and runtime
+    # default; a request's own "optimal" wins)
+    plan_optimal: bool = False
 
     @property
     def neo4j_auth(self) -> tuple[str, str] | None:

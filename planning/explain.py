@@ -46,3 +46,11 @@ def _step(action: GroundAction, domain: Domain, labels: Mapping[str, str] | None
 def numbered(lines: Iterable[str]) -> str:
     """``"1. first\\n2. second"``; an empty plan is the empty string."""
     return "\n".join(f"{index}. {line}" for index, line in enumerate(lines, start=1))
+
+
+def cost_sentence(domain: Domain, cost: float, optimal: bool, asked: bool = False) -> str:
+    """The plan's cost in English: "The plan costs 5.25 (proven the cheapest)." Without action
+    costs a plan costs one per step, so it is said as steps."""
+    amount = f"{cost:g} step{'s' if cost != 1 else ''}" if not domain.costs else f"{cost:g}"
+    verdict = " (proven the cheapest)" if optimal else " (not proven the cheapest)" if asked else ""
+    return f"The plan costs {amount}{verdict}."

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from kg_memory import Domain, Entity, Fact
 from kg_memory.formula import And, Atom, Formula, Not, Or, Quantified
 from planning.evaluator import ActionEvaluator, GroundAction
-from planning.planner import DEFAULT_PLANNER, PlanResult, PlanStatus, solve
+from planning.planner import DEFAULT_PLANNER, OPTIMAL_PLANNER, PlanResult, PlanStatus, solve
 from planning.problem import Context, full_context, goal_objects, neighbours, problem_pddl
 from planning.world import World
 
@@ -56,6 +56,9 @@ class TieredPlan:
     plan: tuple[GroundAction, ...]
     tier: str | None
     attempts: tuple[TierAttempt, ...]
+    cost: float | None = None  # the plan's cost in the full state (its length without action costs)
+    optimal: bool = False  # proven cheapest for the whole state, not just for a pruned context
+    note: str = ""  # why a plan asked to be optimal is not proven so (the deadline, a pruned context)
 
     @property
     def solved(self) -> bool:
@@ -147,10 +150,13 @@ def _failing_action_predicates(domain: Domain, plan: Sequence[GroundAction], fai
 class TieredPlanner:
     """Plans ``goal`` from a first context, validating against ``world`` (the full current state)."""
 
-    def __init__(self, domain: Domain, *, planner: str = DEFAULT_PLANNER, timeout: float = 60.0) -> None:
+    def __init__(
+        self, domain: Domain, *, planner: str = DEFAULT_PLANNER, timeout: float = 60.0, optimal: bool = False
+    ) -> None:
         self.domain = domain
-        self.planner = planner
+        self.planner = OPTIMAL_PLANNER if optimal else planner
         self.timeout = timeout
+        self.optimal = optimal
         self.evaluator = ActionEvaluator(domain)
 
     def plan(
@@ -196,7 +202,7 @@ class TieredPlanner:
             attempt, failing = self._attempt(tier, world, goal, sizes, text, built, timeout)
             attempts.append(attempt)
             if attempt.accepted:
-                return TieredPlan(PlanStatus.SOLVED, attempt.result.plan, tier, tuple(attempts))
+                return self._solved(world, goal, tier, attempts, full_state, deadline)
             if attempt.result.status is PlanStatus.TIMEOUT and _left(deadline) <= 0:
                 break  # the request's time is up: a wider problem would only take longer
             predicates |= failing
@@ -206,6 +212,43 @@ class TieredPlanner:
         # a plan that even the last tier could not make valid is an error, not proof of unsolvability
         status = PlanStatus.ERROR if last.result.solved else last.result.status
         return TieredPlan(status, (), None, tuple(attempts))
+
+    def _solved(
+        self,
+        world: World,
+        goal: Formula,
+        tier: str,
+        attempts: list[TierAttempt],
+        full_state: bool,
+        deadline: float | None,
+    ) -> TieredPlan:
+        """The accepted plan with its cost; asked for an optimal plan, one proven optimal only for a
+        pruned context is checked against the whole state (a cheaper plan may use what pruning left
+        out), and the cheaper of the two is kept."""
+        best = attempts[-1]
+        left = min(self.timeout, _left(deadline))
+        if self.optimal and tier != "full" and full_state and best.result.optimal and left > 0:
+            started = time.perf_counter()
+            entities, text = self._problem(world, goal, full_context(world))
+            built = time.perf_counter() - started
+            sizes = (len(entities), len(world.facts))
+            whole, _ = self._attempt("full", world, goal, sizes, text, built, left - built)
+            attempts.append(whole)
+            if whole.accepted and self._cost(world, whole) <= self._cost(world, best):
+                best, tier = whole, "full"
+        result = best.result
+        proven = self.optimal and result.optimal and tier == "full"
+        note = ""
+        if self.optimal and not proven:
+            last = attempts[-1].result
+            note = result.message or (
+                f"proven cheapest only for the {tier} context; the whole state was not searched to the end"
+                + (f" ({last.message})" if last.message and last is not result else "")
+            )
+        return TieredPlan(PlanStatus.SOLVED, result.plan, tier, tuple(attempts), self._cost(world, best), proven, note)
+
+    def _cost(self, world: World, attempt: TierAttempt) -> float:
+        return self.evaluator.plan_cost(attempt.result.plan, world)
 
     def _problem(self, world: World, goal: Formula, context: Context) -> tuple[tuple[Entity, ...], str]:
         named = goal_objects(goal) | {a for f in context.facts for a in f.args}

@@ -46,6 +46,11 @@ if TYPE_CHECKING:
 @click.option("--no-full-state", is_flag=True, help="never plan on the whole state")
 @click.option("--open-world", is_flag=True, help="ask about unclear mentions, explore for unknown locations")
 @click.option("--answer", "answers", multiple=True, help="MENTION=ENTITY, answering a needs_information question")
+@click.option(
+    "--optimal",
+    is_flag=True,
+    help="the cheapest plan, proven (A* with LM-cut) within --timeout per search; else the best found, said so",
+)
 @json_option
 @pass_state
 def plan(
@@ -60,6 +65,7 @@ def plan(
     no_full_state: bool,
     open_world: bool,
     answers: tuple[str, ...],
+    optimal: bool,
     as_json: bool,
 ) -> int:
     """Plan from a memory: a request in English (needs a model), --goal or --goal-file."""
@@ -77,6 +83,7 @@ def plan(
         full_state=not no_full_state,
         deadline=settings.plan_deadline,
         fallback=settings.retrieval_fallback,
+        optimal=optimal,
     )
     with state.opened_store(settings) as store:
         world = WorldMemory.open(store, memory)
@@ -129,6 +136,10 @@ def _print(state: CliState, report: PlanReport, record: dict[str, Any]) -> None:
     console.print(f"[{colour}]{report.status}[/]  goal: {escape(report.goal or '-')}  tier: {report.tier or '-'}")
     if report.explanation:
         console.print(numbered(report.explanation), markup=False)
+    if report.cost_explanation:
+        console.print(report.cost_explanation, markup=False)
+    if report.optimality:
+        console.print(f"  not proven optimal: {report.optimality}", markup=False)
     for issue in report.issues:
         console.print(f"  - {issue}", markup=False)
     for question in report.questions:

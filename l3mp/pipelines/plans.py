@@ -22,7 +22,7 @@ from l3mp.pipelines.context import ModelRetrieval
 from l3mp.pipelines.exchange import AnswerProblem, Exchange, ask_parsed, unusable
 from l3mp.prompts import GoalInput, goal
 from planning import DEFAULT_PLANNER, GroundAction, PlanStatus, World
-from planning.explain import explain
+from planning.explain import cost_sentence, explain
 from planning.goal import check_goal
 from planning.problem import focused_context, goal_objects
 from planning.reachability import impossible_gaps
@@ -53,6 +53,7 @@ class PlanConfig:
     full_state: bool = True  # whether the last tier may plan on the whole state
     max_chars: int = 2_000
     fallback: str = "words"  # when RS gets no usable query graph (see l3mp.pipelines.context)
+    optimal: bool = False  # the cheapest plan, proven (A* with LM-cut), within ``timeout`` per search
 
     def __post_init__(self) -> None:
         if not self.deadline > 0:
@@ -82,6 +83,10 @@ class PlanReport:
     unknowns: tuple[Mapping[str, Any], ...] = ()
     exploration: tuple[Mapping[str, Any], ...] = ()
     stages: Mapping[str, Any] | None = None
+    cost: float | None = None  # the plan's cost in the full state (its length without action costs)
+    optimal: bool = False  # proven cheapest for the whole state
+    optimality: str = ""  # why an optimal plan was asked for and this one is not proven so
+    cost_explanation: str = ""  # the cost in English ("The plan costs 5.25 (proven the cheapest).")
 
     @property
     def solved(self) -> bool:
@@ -98,6 +103,10 @@ class PlanReport:
             "tier": self.tier,
             "issues": list(self.issues),
             "version": self.version,
+            "cost": self.cost,
+            "optimal": self.optimal,
+            "optimality": self.optimality,
+            "cost_explanation": self.cost_explanation,
             "usage": {"prompt_tokens": self.usage.prompt_tokens, "completion_tokens": self.usage.completion_tokens},
             "timings": {k: round(v, 6) for k, v in self.timings.items()},
             "retrieval": dict(self.retrieval),
@@ -146,7 +155,9 @@ class TaskPlanner:
         self.model = model
         self.config = config or PlanConfig()
         self.retriever = retriever or make_retriever(self.config.retriever)
-        self.tiers = TieredPlanner(memory.domain, planner=self.config.planner, timeout=self.config.timeout)
+        self.tiers = TieredPlanner(
+            memory.domain, planner=self.config.planner, timeout=self.config.timeout, optimal=self.config.optimal
+        )
         self._deadline: float | None = None  # time.monotonic() by which the current request must end
 
     def plan(self, request: str = "", *, goal: str | None = None, notes: Sequence[str] = ()) -> PlanReport:
@@ -285,6 +296,8 @@ class TaskPlanner:
             issues += (f"the request's deadline of {self.config.deadline:g} s ran out while planning",)
         labels = {name: e.label for name, e in state.entities.items() if e.label}
         lines = tuple(explain(tiered.plan, domain, labels=labels)) if tiered.solved else ()
+        cost, optimal = tiered.cost, tiered.optimal
+        said = cost_sentence(domain, cost, optimal, self.config.optimal) if cost is not None else ""
         return PlanReport(
             status=tiered.status.value,
             request=request,
@@ -298,6 +311,10 @@ class TaskPlanner:
             timings=timings,
             retrieval=retrieval,
             version=state.version,
+            cost=tiered.cost,
+            optimal=tiered.optimal,
+            optimality=tiered.note,
+            cost_explanation=said,
         )
 
 

@@ -184,6 +184,9 @@ class PlanIn(_In):
         default_factory=dict, description="follow-up to needs_information: mention -> the entity it means"
     )
     explored: list[str] = Field(default_factory=list, description="rooms and containers already searched")
+    optimal: bool | None = Field(
+        default=None, description="the cheapest plan, proven within the deadline (default: the plan_optimal setting)"
+    )
 
 
 class PlanOut(BaseModel):
@@ -209,6 +212,10 @@ class PlanOut(BaseModel):
     unknowns: list[dict[str, Any]] = Field(default_factory=list, description="entities whose location is unknown")
     exploration: list[dict[str, Any]] = Field(default_factory=list, description="exploration sub-goals tried")
     stages: dict[str, Any] | None = None
+    cost: float | None = Field(default=None, description="the plan's cost (its length without action costs)")
+    optimal: bool = Field(default=False, description="proven the cheapest plan for the whole state")
+    optimality: str = Field(default="", description="why a plan asked to be optimal is not proven so")
+    cost_explanation: str = ""
 
 
 # -- health ---------------------------------------------------------------------------------------

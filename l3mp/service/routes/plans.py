@@ -23,8 +23,12 @@ async def plan(body: PlanIn, memory: str, services: ServicesDep, caller: CallerD
     settings = services.settings
 
     def work() -> PlanOut:
+        optimal = settings.plan_optimal if body.optimal is None else body.optimal
         config = PlanConfig(
-            retriever=settings.retriever, deadline=settings.plan_deadline, fallback=settings.retrieval_fallback
+            retriever=settings.retriever,
+            deadline=settings.plan_deadline,
+            fallback=settings.retrieval_fallback,
+            optimal=optimal,
         )
         model = services.language_model() if body.goal is None else None
         world = WorldMemory.open(services.store, memory)
