@@ -64,7 +64,7 @@ class FastDownwardOutcome:
             return "solved"  # an empty plan: the goal holds already
         if self.code in (10, 11, 12, 13):
             return "unsolvable"
-        if self.code in (21, 23, -9):
+        if self.code in (21, 23, -9, -24, 232):  # -24/232: the translator hit its CPU limit (SIGXCPU)
             return "timeout"
         return "error"
 
