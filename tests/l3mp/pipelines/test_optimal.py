@@ -87,4 +87,4 @@ def test_when_the_deadline_ends_the_search_the_best_plan_so_far_is_not_proven() 
     full = result.attempts[-1]
     assert full.tier == "full" and full.result.status is PlanStatus.TIMEOUT
     assert full.result.plan_seconds < 3.0 + 1.0  # the deadline is wall-clock: no overrun
-    assert "ran out of its 3 s" in result.note and "retrieved context" in result.note
+    assert "ran out of its" in result.note and "retrieved context" in result.note
