@@ -276,6 +276,7 @@ class IssueCode(enum.StrEnum):
     MALFORMED_ANSWER = "malformed_answer"  # a language model's answer could not be read as edits
     DEADLINE = "deadline"  # the operation's time budget ran out before a usable answer
     PROMPT_TOO_LONG = "prompt_too_long"  # the model's server refused the prompt as over its context
+    OBSERVED_ELSEWHERE = "observed_elsewhere"  # perception saw a static thing where the memory says it is not
 
 
 @dataclass(frozen=True, slots=True)

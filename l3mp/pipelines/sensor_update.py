@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kg_memory import Delta, InvalidValue, Update, UpdateSource, VersionConflict, WorldMemory
-from perception import Observation, observation_delta, unseen_entities
+from perception import Observation, observation_delta, observation_issues, unseen_entities
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +33,9 @@ class SensorUpdater:
     def apply(self, observation: Observation) -> SensorResult:
         """Apply ``observation``; a rejected update is recorded and returned, the state untouched.
 
+        An observation from an unknown room, by something that is not a robot, or seeing a static
+        thing where the memory says it is not, is rejected before verification (``perception.checks``).
+
         Raises :class:`VersionConflict` when other writers moved the memory on ``attempts`` times.
         """
         for attempt in range(1, self.attempts + 1):
@@ -47,7 +50,18 @@ class SensorUpdater:
 
     def _attempt(self, observation: Observation) -> tuple[Update, Delta]:
         version = self.memory.version  # read before the state, so a write in between is a conflict
-        delta = observation_delta(observation, self.memory.view(), self.memory.domain)
+        view, domain = self.memory.view(), self.memory.domain
+        delta = observation_delta(observation, view, domain)
+        issues = observation_issues(observation, view, domain)
+        if issues:  # an observation that cannot be true here: refused whole, the state untouched
+            rejected = self.memory.reject(
+                source=UpdateSource.SENSOR,
+                input=observation.to_json(),
+                issues=issues,
+                delta=delta,
+                meta=_meta(observation, delta),
+            )
+            return rejected, delta
         update = self.memory.apply(
             delta,
             source=UpdateSource.SENSOR,

@@ -62,6 +62,7 @@ def test_an_observation_is_recorded_with_its_input_and_provenance(world: tuple[W
         "robot": "robot_1",
         "time_step": 0,
         "observed": len(observation.entities),
+        "seen": sorted(observation.names()),
         "created": [],
         "unseen": sorted({f.args[0] for f in result.delta.remove} - set(observation.names())),
         "removed": len(result.delta.remove),

@@ -153,3 +153,28 @@ def test_the_same_api_over_each_store(make_client: Factory, backend: str) -> Non
     finally:
         if backend == "neo4j":
             client.app.state.services.store.delete_memory(name)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("observation", "code", "words"),
+    [
+        ({"room": "nowhere", "entities": []}, "unknown_entity", "room 'nowhere'"),
+        ({"room": "kitchen", "entities": [{"name": "shelf_1", "type": "furniture"}]}, "observed_elsewhere", "hall"),
+        ({"room": "kitchen", "robot": "alex", "entities": []}, "type_mismatch", "a person, not a robot"),
+    ],
+)
+def test_an_observation_that_cannot_be_true_is_422(
+    make_client: Factory, observation: dict[str, object], code: str, words: str
+) -> None:
+    """Issue 15, case 14, over REST: the reason comes back, the state stays (the rejection is recorded)."""
+    client = make_client()
+    name = surveyed(client)
+    before = snapshot(client, name)
+    response = client.post(f"/v1/memories/{name}/observations", json=observation)
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["code"] == "update_rejected" and [i["code"] for i in error["issues"]] == [code]
+    assert words in error["message"]
+    after = snapshot(client, name)
+    assert after[:2] == before[:2] and after[2] == before[2] + 1
+    assert "(on book_1 shelf_1)" in after[1]

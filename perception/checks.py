@@ -1,0 +1,112 @@
+"""What an observation claims about where it was made, checked against the memory before any delta.
+
+A delta is computed from an observation as if it were true, so an observation that cannot be true of
+this home must be refused first, or the delta does harm: a shelf the memory places in the hall, seen
+"in the kitchen", would make every item the memory keeps on that shelf vanish from it.
+
+* The room must be known: a stored entity of the domain's ``room`` type, or one this observation
+  introduces as a room (exploration). Domains without a ``room`` type (``thor``: the room is the scene's
+  name) leave it unchecked.
+* The robot must be known (stored, a domain constant, or observed here) and, in a domain with a ``robot``
+  type, be one: a person's name is not the robot that looked.
+* An observed entity the memory places in another room by a static fact (furniture does not move) is a
+  conflict to report, not a change to apply.
+"""
+
+from __future__ import annotations
+
+from kg_memory.domain import Domain
+from kg_memory.model import Entity, Issue, IssueCode
+from kg_memory.verifier import StateView
+from perception.observation import Observation
+
+ROOM = "room"
+ROBOT = "robot"
+
+
+def observation_issues(observation: Observation, state: StateView, domain: Domain) -> tuple[Issue, ...]:
+    """Why ``observation`` cannot be applied to ``state`` as it stands (empty when it can)."""
+    observed = {e.name: e.entity() for e in observation.entities}
+    known = {**{e.name: e for e in domain.constant_entities()}, **observed}
+    known.update(state.entities((observation.room, observation.robot, *observed)))
+    issues = [*_room_issues(observation, known, domain), *_robot_issues(observation, known, domain)]
+    if ROOM in domain.types and not issues:
+        issues.extend(_misplaced(observation, known, state, domain))
+    return tuple(issues)
+
+
+def _is(entity: Entity | None, type_: str, domain: Domain) -> bool:
+    return entity is not None and domain.is_subtype(entity.type, type_)
+
+
+def _room_issues(observation: Observation, known: dict[str, Entity], domain: Domain) -> list[Issue]:
+    room = known.get(observation.room)
+    if ROOM not in domain.types or _is(room, ROOM, domain):
+        return []
+    what = "no entity of this memory" if room is None else f"a {room.type}, not a room"
+    return [
+        Issue(
+            IssueCode.UNKNOWN_ENTITY if room is None else IssueCode.TYPE_MISMATCH,
+            None,
+            f"the observation was made in room {observation.room!r}, which is {what}; "
+            "observe from a room the memory knows (or include the new room as an observed entity of type room)",
+        )
+    ]
+
+
+def _robot_issues(observation: Observation, known: dict[str, Entity], domain: Domain) -> list[Issue]:
+    robot = known.get(observation.robot)
+    if robot is None:
+        return [
+            Issue(
+                IssueCode.UNKNOWN_ENTITY,
+                None,
+                f"the observation names robot {observation.robot!r}, which is no entity of this memory",
+            )
+        ]
+    if ROBOT in domain.types and not _is(robot, ROBOT, domain):
+        return [
+            Issue(
+                IssueCode.TYPE_MISMATCH,
+                None,
+                f"the observation names robot {observation.robot!r}, which is a {robot.type}, not a robot",
+            )
+        ]
+    return []
+
+
+def _misplaced(observation: Observation, known: dict[str, Entity], state: StateView, domain: Domain) -> list[Issue]:
+    """Stored static facts placing an observed (non-room) entity in a room other than the observation's."""
+    movable = frozenset(n for n in observation.names() if not _is(known.get(n), ROOM, domain))
+    placing = _placing_predicates(domain)
+    elsewhere = sorted(
+        (
+            f
+            for f in state.facts_about(movable)
+            if f.predicate in placing and f.args[0] in movable and f.args[1] != observation.room
+        ),
+        key=str,
+    )
+    return [
+        Issue(
+            IssueCode.OBSERVED_ELSEWHERE,
+            fact,
+            f"{fact.args[0]} was seen in {observation.room}, but the memory has {fact} and {fact.predicate} "
+            "does not change by itself; nothing was applied: check the observation's room, or correct the "
+            "memory first",
+        )
+        for fact in elsewhere
+    ]
+
+
+def _placing_predicates(domain: Domain) -> frozenset[str]:
+    """Static binary predicates putting a thing in a room, like ``(in_room ?f - furniture ?r - room)``."""
+    return frozenset(
+        p.name
+        for p in domain.predicates.values()
+        if p.static
+        and not p.numeric
+        and p.arity == 2
+        and domain.is_subtype(p.parameters[1].type, ROOM)
+        and not domain.is_subtype(p.parameters[0].type, ROOM)
+    )
