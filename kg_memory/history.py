@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from kg_memory.errors import InvalidValue, KgMemoryError
-from kg_memory.model import Entity, Fact, Update, UpdateSource, UpdateStatus
+from kg_memory.model import Entity, Fact, Update, UpdateSource, UpdateStatus, normalise_name
 
 # A snapshot every this many versions: state_at replays at most this many updates.
 DEFAULT_CHECKPOINT_EVERY = 500
@@ -107,6 +107,8 @@ class HistoryQuery:
     seen_only: bool = False  # with ``entity``: only updates in which perception saw it
 
     def __post_init__(self) -> None:
+        if self.entity is not None:  # looked up as it was created
+            object.__setattr__(self, "entity", normalise_name(self.entity))
         if self.source is not None:
             object.__setattr__(self, "source", UpdateSource(self.source))
         if self.status is not None:

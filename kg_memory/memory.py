@@ -26,6 +26,7 @@ from kg_memory.model import (
     Update,
     UpdateSource,
     UpdateStatus,
+    normalise_name,
 )
 from kg_memory.store import GraphStore
 from kg_memory.verifier import StateView, Verifier
@@ -61,6 +62,10 @@ def _storable(delta: Delta, issues: tuple[Issue, ...], meta: Mapping[str, Any] |
     dropped = sorted(str(f) for f in (delta.remove | delta.add) & bad)
     recorded = {**(meta or {}), "verified": False, "issues": [i.to_json() for i in issues], "dropped": dropped}
     return kept, recorded
+
+
+def _normalised(name: str | None) -> str | None:
+    return None if name is None else normalise_name(name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +105,7 @@ class WorldMemory:
 
     @classmethod
     def open(cls, store: GraphStore, name: str) -> WorldMemory:
+        """The memory named ``name`` in any spelling that normalises to it (``" HOME "`` is ``home``)."""
         record = store.get_memory(name)
         return cls(store, record.name, store.domains.get(record.domain))
 
@@ -114,10 +120,12 @@ class WorldMemory:
         return self.record.version
 
     def entities(self, names: Iterable[str] | None = None) -> dict[str, Entity]:
-        return self.store.entities(self.name, names)
+        wanted = None if names is None else [normalise_name(n) for n in names]
+        return self.store.entities(self.name, wanted)
 
     def facts(self, predicate: str | None = None, entity: str | None = None) -> frozenset[Fact]:
-        return self.store.facts(self.name, predicate, entity)
+        """Every fact, or those of ``predicate`` and/or mentioning ``entity`` (names in any spelling)."""
+        return self.store.facts(self.name, _normalised(predicate), _normalised(entity))
 
     def state(self) -> State:
         return operations.current_state(self.store, self.name)

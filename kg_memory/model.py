@@ -27,18 +27,35 @@ AttrValue: TypeAlias = str | int | float | bool
 Triple: TypeAlias = tuple[str, str, str]
 
 
+# One length for every name, whichever door it comes through (REST, CLI, PDDL files, imports): a
+# domain's name also names its folder, and 200 stays well under a file system's 255 bytes.
+MAX_NAME_LENGTH = 200
+
+
+def normalise_name(value: str) -> str:
+    """The one spelling of a name, used to create it and by every lookup of it.
+
+    Strips and lower-cases; ``str.lower`` also folds the Kelvin sign U+212A to ``k``, so a name
+    typed with one is found under the name it was created as."""
+    return value.strip().lower()
+
+
 def pddl_name(value: object, kind: str = "entity") -> str:
-    """Return ``value`` as a lower-case PDDL name, or raise :class:`InvalidName`."""
+    """Return ``value`` as a lower-case PDDL name (:func:`normalise_name`), or raise :class:`InvalidName`."""
     if not isinstance(value, str):
         raise InvalidName(kind, value, "must be a string")
-    name = value.strip().lower()
+    name = normalise_name(value)
+    if len(name) > MAX_NAME_LENGTH:
+        shown = f"{name[:40]}... ({len(name)} characters)"
+        raise InvalidName(kind, shown, f"names have at most {MAX_NAME_LENGTH} characters")
     if not _NAME.match(name):
         raise InvalidName(kind, value, _NAME_RULE)
     return name
 
 
 def is_pddl_name(value: object) -> bool:
-    return isinstance(value, str) and bool(_NAME.match(value.strip().lower()))
+    """Whether ``value`` already is a PDDL name in its one spelling (safe to interpolate as it is)."""
+    return isinstance(value, str) and len(value) <= MAX_NAME_LENGTH and _NAME.fullmatch(value) is not None
 
 
 def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:

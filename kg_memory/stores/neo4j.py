@@ -40,7 +40,7 @@ from kg_memory.errors import (
     VersionConflict,
 )
 from kg_memory.history import DEFAULT_CHECKPOINT_EVERY
-from kg_memory.model import Entity, Fact, Memory, Update, pddl_name
+from kg_memory.model import Entity, Fact, Memory, Update, normalise_name, pddl_name
 from kg_memory.store import Embeddings, embedding_rows, fact_order, float32_vector
 from kg_memory.stores import _neo4j_log as _history
 from kg_memory.stores._common import check_commit, check_record, stamp
@@ -210,6 +210,8 @@ class Neo4jStore(HistoryMethods):
         return Memory(name, domain, 0, created)
 
     def get_memory(self, name: str) -> Memory:
+        name = normalise_name(name)  # looked up as it was created
+
         def work(tx: neo4j.ManagedTransaction) -> Any:
             return tx.run("MATCH (m:Memory {name: $name}) RETURN m", name=name).single()
 
@@ -231,6 +233,7 @@ class Neo4jStore(HistoryMethods):
         flight finish first and later ones get :class:`UnknownMemory`; nothing can slip in
         between the batches. A purge cut short is resumed by calling this again.
         """
+        name = normalise_name(name)
 
         def retire(tx: neo4j.ManagedTransaction) -> bool:
             retired = tx.run(

@@ -28,7 +28,7 @@ from kg_memory.errors import (
     VersionConflict,
 )
 from kg_memory.history import DEFAULT_CHECKPOINT_EVERY, Checkpoint, HistoryQuery
-from kg_memory.model import Delta, Entity, Fact, Memory, Update, UpdateSource, UpdateStatus, pddl_name
+from kg_memory.model import Delta, Entity, Fact, Memory, Update, UpdateSource, UpdateStatus, normalise_name, pddl_name
 from kg_memory.store import Embeddings, dimension_clash, embedding_rows, float32_vector
 from kg_memory.stores import _sqlite_log as _log
 from kg_memory.stores._common import check_commit, check_load, check_record
@@ -141,6 +141,7 @@ class SQLiteStore:
             conn.execute("COMMIT")
 
     def _memory_row(self, conn: sqlite3.Connection, name: str) -> tuple[int, str, int, int, str]:
+        name = normalise_name(name)  # looked up as it was created
         row = conn.execute(
             "SELECT id, domain, version, next_seq, created FROM memories WHERE name = ?", (name,)
         ).fetchone()
@@ -169,6 +170,7 @@ class SQLiteStore:
         return Memory(name, domain, 0, created)
 
     def get_memory(self, name: str) -> Memory:
+        name = normalise_name(name)
         with self._errors("read"):
             _, domain, version, _, created = self._memory_row(self._conn(), name)
         return Memory(name, domain, version, datetime.fromisoformat(created))

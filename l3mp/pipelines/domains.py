@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from kg_memory import Domain, DomainRegistry, L3mpError, UpdateStatus, WorldMemory, load_domain
-from kg_memory.model import is_pddl_name
+from kg_memory.errors import InvalidName
+from kg_memory.model import pddl_name
 from l3mp.settings import Settings
 from l3mp.wiring import domain_registry, open_store
 from planning import PlanningError, check_readable, problem_pddl
-from planning.pddl_io import PddlError, load_domain_file, read_problem, read_sexpr, read_text
+from planning.pddl_io import PddlError, PddlProblem, load_domain_file, read_problem, read_sexpr, read_text
 
 
 class DomainClash(L3mpError):
@@ -62,12 +64,23 @@ class ImportReport:
 
 def import_problem(settings: Settings, domain_path: Path, problem_path: Path, memory: str) -> ImportReport:
     """Read both files (nothing is written if either fails), install the domain, then create
-    the memory with the problem's objects and ``:init`` in one verified update."""
+    the memory with the problem's objects and ``:init`` in one verified update. When the memory
+    cannot be made (a store refusing the domain, a rejected ``:init``), a domain folder this call
+    installed is removed again: a failed import leaves nothing behind."""
     domain = load_domain_file(domain_path)
     problem = read_problem(domain, read_text(problem_path, "problem"), problem_path)
     # the planners read the task as we write it from memory: a task they cannot read is refused here
     task = problem_pddl(domain, problem.entities, problem.facts, problem.goal, name=problem.name)
-    installed = install_domain(domain, domain_path, settings.domains_path, task)
+    installed, new_folder = _install(domain, domain_path, settings.domains_path, task)
+    try:
+        return _create(settings, installed, problem, problem_path, memory)
+    except BaseException:
+        if new_folder is not None:
+            shutil.rmtree(new_folder, ignore_errors=True)
+        raise
+
+
+def _create(settings: Settings, domain: Domain, problem: PddlProblem, problem_path: Path, memory: str) -> ImportReport:
     store = open_store(settings, domain_registry(settings))
     try:
         world = WorldMemory.create(store, memory, domain.name)
@@ -79,7 +92,7 @@ def import_problem(settings: Settings, domain_path: Path, problem_path: Path, me
         return ImportReport(
             world.name,
             domain.name,
-            installed.path / "domain.pddl",
+            domain.path / "domain.pddl",
             problem.name,
             len(problem.entities),
             len(problem.facts),
@@ -93,27 +106,36 @@ def import_problem(settings: Settings, domain_path: Path, problem_path: Path, me
 def install_domain(domain: Domain, source: Path, root: Path, task: str | None = None) -> Domain:
     """The domain (read from ``source``) as stores will find it by name: a shipped one, the
     folder an earlier import made, or a new folder under ``root``. A different domain under a
-    name already taken raises :class:`DomainClash`.
+    name already taken raises :class:`DomainClash`; a name that cannot name a folder (not a PDDL
+    name, or longer than every name may be) raises :class:`PddlError` before anything is written.
 
     A new domain is installed only if Fast Downward's translator reads it (with ``task``, a
     problem of it, or else an empty one): otherwise :class:`PddlError` carries the translator's
     own words and nothing is written."""
-    if not is_pddl_name(domain.name):
-        raise PddlError(source, f"domain name {domain.name!r} cannot name a folder")
+    return _install(domain, source, root, task)[0]
+
+
+def _install(domain: Domain, source: Path, root: Path, task: str | None = None) -> tuple[Domain, Path | None]:
+    """:func:`install_domain`, and the folder it made (``None`` when it reused one)."""
+    try:
+        pddl_name(domain.name, "domain")
+    except InvalidName as exc:
+        raise PddlError(source, f"{exc}; a domain's name also names its folder") from exc
     shipped = DomainRegistry()
     if domain.name in shipped:
-        return _same_or_clash(domain, source, shipped.get(domain.name))
+        return _same_or_clash(domain, source, shipped.get(domain.name)), None
     folder = root / domain.name
     if (folder / "domain.pddl").is_file():
-        return _same_or_clash(domain, source, load_domain(folder))
+        return _same_or_clash(domain, source, load_domain(folder)), None
     _check_plannable(domain, source, task)
+    made = None if folder.exists() else folder
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "language.toml").write_text(starter_language(domain), encoding="utf-8")
     # domain.pddl last, by rename: a folder with one is what the registry takes for a domain
     partial = folder / f".domain.pddl.{os.getpid()}"
     partial.write_text(domain.pddl, encoding="utf-8")
     partial.replace(folder / "domain.pddl")
-    return load_domain(folder)
+    return load_domain(folder), made
 
 
 def _check_plannable(domain: Domain, source: Path, task: str | None) -> None:

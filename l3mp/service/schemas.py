@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from kg_memory import Entity, Interval, Issue, Memory, Update
+from kg_memory.model import MAX_NAME_LENGTH
 
 _FACT: Any = Field(
     default_factory=list,
@@ -50,8 +51,8 @@ class ErrorBody(BaseModel):
 
 
 class MemoryIn(_In):
-    name: str = Field(min_length=1, max_length=200, examples=["home"])
-    domain: str = Field(min_length=1, max_length=200, examples=["example_home"])
+    name: str = Field(min_length=1, max_length=MAX_NAME_LENGTH, examples=["home"])
+    domain: str = Field(min_length=1, max_length=MAX_NAME_LENGTH, examples=["example_home"])
 
 
 class MemoryOut(BaseModel):
@@ -66,8 +67,8 @@ class MemoryOut(BaseModel):
 
 
 class EntityBody(BaseModel):
-    name: str = Field(min_length=1, max_length=200)
-    type: str = Field(min_length=1, max_length=200)
+    name: str = Field(min_length=1, max_length=MAX_NAME_LENGTH)
+    type: str = Field(min_length=1, max_length=MAX_NAME_LENGTH)
     label: str = Field(default="", max_length=1_000)
     attrs: dict[str, str | int | float | bool] = Field(default_factory=dict)
 

@@ -257,3 +257,58 @@ def test_a_domain_no_planner_can_read_is_refused_at_import_in_the_translators_wo
     with pytest.raises(PlanningError, match="reserved type"):
         install_domain(load_domain_file(tmp_path / "domain.pddl"), tmp_path / "domain.pddl", domains_path)
     assert not (domains_path / "counting").exists()
+
+
+def test_a_domain_name_too_long_for_a_folder_is_a_clear_error(
+    domains_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 15, case 15: a 300-character domain name used to end in a raw OSError (file name too long)."""
+    name = "d" * 300
+    (tmp_path / "domain.pddl").write_text(
+        f"(define (domain {name}) (:requirements :strips :typing) (:types thing) (:predicates (ok ?x - thing))"
+        " (:action touch :parameters (?x - thing) :precondition (ok ?x) :effect (not (ok ?x))))"
+    )
+    (tmp_path / "p.pddl").write_text(
+        f"(define (problem p) (:domain {name}) (:objects a - thing) (:init (ok a)) (:goal (not (ok a))))"
+    )
+    db = tmp_path / "t.db"
+    argv = ["--db", str(db), "pddl", "import", str(tmp_path / "domain.pddl"), str(tmp_path / "p.pddl"), "--memory", "m"]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    out = " ".join(captured.out.split())
+    assert "error:" in out and "invalid domain name" in out and "names have at most 200 characters" in out
+    assert "(300 characters)" in out and name not in out  # the name is shown cut, not 300 characters of it
+    assert "Traceback" not in captured.out + captured.err and "Errno" not in out
+    assert not domains_path.exists() and not db.exists()
+
+
+def test_a_domain_neo4j_refuses_leaves_no_folder_behind(
+    domains_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 15, case 17: predicates named like a node's properties are refused by Neo4j, and the
+    domain folder the import installed for it is removed again (it used to stay)."""
+    require_neo4j()
+    monkeypatch.setenv("L3MP_NEO4J_URI", neo4j_uri())
+    domain = unique_name("clash")
+    (tmp_path / "domain.pddl").write_text(
+        f"(define (domain {domain}) (:requirements :strips :typing) (:types thing)"
+        " (:predicates (name ?x - thing) (memory ?x - thing))"
+        " (:action touch :parameters (?x - thing) :precondition (name ?x) :effect (memory ?x)))"
+    )
+    (tmp_path / "p.pddl").write_text(
+        f"(define (problem p) (:domain {domain}) (:objects a - thing) (:init (name a)) (:goal (memory a)))"
+    )
+    memory = unique_name("clash")
+    argv = ["--store", "neo4j", "pddl", "import", str(tmp_path / "domain.pddl"), str(tmp_path / "p.pddl")]
+    assert main([*argv, "--memory", memory]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "error:" in out and "['memory', 'name'] clash with node properties" in out
+    assert not (domains_path / domain).exists() and list(domains_path.iterdir()) == []
+    store = open_store(Settings(store="neo4j"))
+    try:
+        assert memory not in {m.name for m in store.list_memories()}
+    finally:
+        store.close()
+    # the same files on SQLite import, so it was the store's refusal that removed the folder
+    assert main(["--db", str(tmp_path / "t.db"), *argv[2:], "--memory", memory]) == 0
+    assert (domains_path / domain / "domain.pddl").is_file()

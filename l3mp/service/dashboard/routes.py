@@ -89,7 +89,8 @@ async def events(
     Async on purpose: a stream lives as long as the page, and a sync handler would hold a worker thread
     for all that time; here only each short store read borrows one.
     """
-    await run_in_threadpool(services.store.get_memory, memory)  # an unknown memory is a 404, not a stream
+    # an unknown memory is a 404, not a stream; the record's name is the one spelling the store keys on
+    memory = (await run_in_threadpool(services.store.get_memory, memory)).name
     resume = request.headers.get("last-event-id", "")
     if resume.isdigit():
         since_seq = max(since_seq, int(resume))

@@ -17,6 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from kg_memory import Fact, GraphStore, HistoryQuery, UpdateSource, UpdateStatus, WorldMemory
 from kg_memory.exchange import text_lines
 from kg_memory.history import MAX_PAGE
+from kg_memory.model import MAX_NAME_LENGTH
 from l3mp.service.deps import MemoryDep, ReadAccess, ServicesDep, StoreDep, WriteAccess
 from l3mp.service.errors import RESPONSES, TooLarge
 from l3mp.service.schemas import HistoryPageOut, IntervalOut, LastSeenOut, MemoryOut, UpdateOut
@@ -29,7 +30,7 @@ _TIME = "ISO 8601 with a timezone, e.g. 2025-05-01T08:00:00+00:00"
 @reads.get("/{memory}/history", response_model=HistoryPageOut)
 def history(
     memory: MemoryDep,
-    entity: Annotated[str | None, Query(max_length=200, description="updates that touched this entity")] = None,
+    entity: Annotated[str | None, Query(max_length=MAX_NAME_LENGTH, description="updates that touched it")] = None,
     since: Annotated[datetime | None, Query(description=f"at or after this time ({_TIME})")] = None,
     until: Annotated[datetime | None, Query(description=f"before this time ({_TIME})")] = None,
     source: Annotated[UpdateSource | None, Query()] = None,
@@ -115,7 +116,7 @@ async def import_lines(
     request: Request,
     store: StoreDep,
     services: ServicesDep,
-    name: Annotated[str | None, Query(max_length=200, description="import under this name")] = None,
+    name: Annotated[str | None, Query(max_length=MAX_NAME_LENGTH, description="import under this name")] = None,
 ) -> MemoryOut:
     """Recreate a memory from a JSON Lines export (plain or gzipped), streamed to a temporary file
     and replayed through the verifier; any failure names the first offending update and keeps nothing."""

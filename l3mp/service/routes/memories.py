@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Query
 
 from kg_memory import WorldMemory
+from kg_memory.model import MAX_NAME_LENGTH
 from l3mp.service.deps import MemoryDep, ReadAccess, StoreDep, WriteAccess
 from l3mp.service.errors import RESPONSES
 from l3mp.service.schemas import MemoryIn, MemoryOut
@@ -41,7 +42,7 @@ def export_memory(memory: MemoryDep) -> dict[str, Any]:
 def import_memory(
     data: Annotated[dict[str, Any], Body(description="an export (GET /memories/{memory}/export)")],
     store: StoreDep,
-    name: Annotated[str | None, Query(max_length=200, description="import under this name")] = None,
+    name: Annotated[str | None, Query(max_length=MAX_NAME_LENGTH, description="import under this name")] = None,
 ) -> MemoryOut:
     """Recreate an exported memory, history included (verified before anything is written)."""
     return MemoryOut.of(WorldMemory.import_(store, data, name).record)

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from kg_memory import Fact
+from kg_memory.model import MAX_NAME_LENGTH
 from l3mp.service.deps import MemoryDep, ReadAccess, WriteAccess
 from l3mp.service.errors import RESPONSES
 from l3mp.service.routes._common import recorded
@@ -32,8 +33,8 @@ def add_entities(body: EntitiesIn, memory: MemoryDep) -> UpdateOut:
 @reads.get("/facts", response_model=FactsOut)
 def list_facts(
     memory: MemoryDep,
-    entity: Annotated[str | None, Query(max_length=200, description="facts that mention this entity")] = None,
-    predicate: Annotated[str | None, Query(max_length=200, description="facts of this predicate")] = None,
+    entity: Annotated[str | None, Query(max_length=MAX_NAME_LENGTH, description="facts naming it")] = None,
+    predicate: Annotated[str | None, Query(max_length=MAX_NAME_LENGTH, description="facts of this predicate")] = None,
 ) -> FactsOut:
     version = memory.version
     facts = memory.facts(predicate=predicate, entity=entity)
