@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 from kg_memory.errors import InvalidValue, NotApplicable
@@ -32,10 +33,11 @@ def update_row(update: Update) -> dict[str, Any]:
 
 
 def update_from_row(memory: str, row: Mapping[str, Any]) -> Update:
-    return Update(
+    """An update read back: its fields were validated when it was written, so only decoded."""
+    return Update.unchecked(
         memory=memory,
         source=UpdateSource(row["source"]),
-        delta=Delta.from_json(json.loads(row["delta"])),
+        delta=Delta.from_stored(json.loads(row["delta"])),
         status=UpdateStatus(row["status"]),
         input=row["input"],
         issues=tuple(Issue.from_json(i) for i in json.loads(row["issues"])),
@@ -43,7 +45,7 @@ def update_from_row(memory: str, row: Mapping[str, Any]) -> Update:
         seq=int(row["seq"]),
         id=row["id"],
         time=datetime.fromisoformat(row["time"]),
-        meta=json.loads(row["meta"]),
+        meta=MappingProxyType(json.loads(row["meta"])),
     )
 
 
