@@ -122,7 +122,7 @@ def measure(world: WorldMemory, rng: random.Random, samples: int) -> dict[str, f
 
     applies = _timed(apply, samples)
     top = world.version
-    state_at = _timed(lambda: world.state_at(rng.randint(1, top)), max(20, samples // 4))
+    state_at = _timed(lambda: world.state_at(rng.randint(1, top)), samples)
     week = datetime.now(UTC) - timedelta(days=7)
     weeks = _timed(lambda: world.query_history(HistoryQuery(entity=rng.choice(names), since=week)), samples)
     seen = _timed(lambda: world.last_seen(rng.choice(names)), samples)

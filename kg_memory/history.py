@@ -15,7 +15,7 @@ from kg_memory.errors import InvalidValue, KgMemoryError
 from kg_memory.model import Entity, Fact, Update, UpdateSource, UpdateStatus, normalise_name
 
 # A snapshot every this many versions: state_at replays at most this many updates.
-DEFAULT_CHECKPOINT_EVERY = 500
+DEFAULT_CHECKPOINT_EVERY = 250
 # The pseudo-entity nullary facts are indexed under (they name no entity).
 NO_ENTITY = ""
 # Page size of history queries when the caller gives none, and the most one page may hold.
@@ -53,12 +53,13 @@ class Checkpoint:
     facts: frozenset[Fact]
 
     def encode(self) -> bytes:
-        """Compact JSON, gzipped: a 400-entity home is about 10 kB."""
+        """Compact JSON, gzipped: a 400-entity home is about 10 kB. Facts are kept in their text
+        form, which :meth:`Fact.from_stored` reads back without re-validating (replay is hot)."""
         data = {
+            "format": 2,
             "version": self.version,
             "entities": [[e.name, e.type, e.label, dict(e.attrs)] for e in self.entities],
-            # [predicate, [args], value]: value is null for a predicate, a number for an action cost
-            "facts": [[f.predicate, list(f.args), f.value] for f in sorted(self.facts, key=str)],
+            "facts": sorted(str(f) for f in self.facts),
         }
         return gzip.compress(json.dumps(data, separators=(",", ":")).encode(), compresslevel=1)
 
@@ -66,7 +67,10 @@ class Checkpoint:
     def decode(cls, blob: bytes) -> Checkpoint:
         data = json.loads(gzip.decompress(blob))
         entities = tuple(Entity.unchecked(n, t, label, a) for n, t, label, a in data["entities"])
-        facts = frozenset(Fact.unchecked(p, tuple(args), value) for p, args, value in data["facts"])
+        if data.get("format") == 2:
+            facts = frozenset(map(Fact.from_stored, data["facts"]))
+        else:  # the first format: [predicate, [args], value]
+            facts = frozenset(Fact.unchecked(p, tuple(args), value) for p, args, value in data["facts"])
         return cls(int(data["version"]), entities, facts)
 
 

@@ -6,6 +6,7 @@ The world is closed: a fact that is not stored is false.
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import math
 import re
@@ -99,6 +100,13 @@ class Fact:
         return fact
 
     @classmethod
+    def from_stored(cls, text: str) -> Fact:
+        """:meth:`parse` for text a store wrote from a validated fact: reading history back
+        (replay, history pages) must not re-validate every name of every update. Facts are
+        immutable and a home's recur in every checkpoint and update, so they are shared."""
+        return _stored_fact(text)
+
+    @classmethod
     def parse(cls, text: str) -> Fact:
         """Parse ``(predicate arg ...)``, or ``(= (function arg ...) number)`` for a numeric fact."""
         body = text.strip()
@@ -163,6 +171,14 @@ def _number(value: object, where: object) -> float:
 
 def _show_number(value: float) -> str:
     return str(int(value)) if value.is_integer() else repr(value)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _stored_fact(text: str) -> Fact:
+    if text.startswith("(= "):
+        return Fact.parse(text)
+    parts = text[1:-1].split()
+    return Fact.unchecked(parts[0], tuple(parts[1:]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +287,17 @@ class Delta:
             add=frozenset(Fact.parse(f) for f in data.get("add", ())),
             new_entities=tuple(Entity.from_json(e) for e in data.get("new_entities", ())),
         )
+
+    @classmethod
+    def from_stored(cls, data: Mapping[str, Any]) -> Delta:
+        """:meth:`from_json` of a delta a store wrote (validated then), without re-validating."""
+        delta = object.__new__(cls)
+        object.__setattr__(delta, "remove", frozenset(map(_stored_fact, data["remove"])))
+        object.__setattr__(delta, "add", frozenset(map(_stored_fact, data["add"])))
+        made = data["new_entities"]
+        entities = tuple(Entity.unchecked(e["name"], e["type"], e["label"], e["attrs"]) for e in made) if made else ()
+        object.__setattr__(delta, "new_entities", entities)
+        return delta
 
 
 class IssueCode(enum.StrEnum):
@@ -381,6 +408,14 @@ class Update:
             "time": self.time.isoformat(),
             "meta": dict(self.meta),
         }
+
+    @classmethod
+    def unchecked(cls, **fields: Any) -> Update:
+        """An update from a store row (every field given), validated when it was written."""
+        update = object.__new__(cls)
+        for name, value in fields.items():
+            object.__setattr__(update, name, value)
+        return update
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Update:

@@ -76,7 +76,7 @@ def state_at(store: GraphStore, domains: DomainRegistry, memory: str, version: i
     horizon = store.horizon(memory)
     if horizon is not None and version < horizon[0]:
         raise HistoryCompacted(memory, version, horizon[0], horizon[1])
-    checkpoint = store.nearest_checkpoint(memory, version)
+    checkpoint, deltas = store.replay_from(memory, version)
     if checkpoint is None:
         entities = {e.name: e for e in domains.get(record.domain).constant_entities()}
         facts: set[Fact] = set()
@@ -85,10 +85,11 @@ def state_at(store: GraphStore, domains: DomainRegistry, memory: str, version: i
         entities = {e.name: e for e in checkpoint.entities}
         facts = set(checkpoint.facts)
         base = checkpoint.version
-    for update in store.applied_between(memory, base, version):
-        entities.update({e.name: e for e in update.delta.new_entities})
-        facts.difference_update(update.delta.remove)
-        facts.update(update.delta.add)
+    del base  # the deltas start after the checkpoint's version
+    for delta in deltas:
+        entities.update({e.name: e for e in delta.new_entities})
+        facts.difference_update(delta.remove)
+        facts.update(delta.add)
     return State(entities, frozenset(facts), version)
 
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 from kg_memory.domain import DomainRegistry
 from kg_memory.errors import InvalidValue
 from kg_memory.history import Checkpoint, HistoryQuery
-from kg_memory.model import Entity, Fact, Memory, Update
+from kg_memory.model import Delta, Entity, Fact, Memory, Update
 
 
 def fact_order(fact: Fact) -> tuple[str, tuple[str, ...]]:
@@ -172,8 +172,10 @@ class GraphStore(Protocol):
         transaction, whenever the new version is a multiple of ``checkpoint_every``."""
         ...
 
-    def applied_between(self, memory: str, after: int, upto: int) -> list[Update]:
-        """Applied updates with ``after < version <= upto``, in order (for replay)."""
+    def replay_from(self, memory: str, version: int) -> tuple[Checkpoint | None, list[Delta]]:
+        """What rebuilds the state after ``version``, read in one snapshot: the latest checkpoint
+        at or before it, and the deltas of the applied updates after that checkpoint up to
+        ``version``, in order (only the deltas: replay needs nothing else of an update)."""
         ...
 
     def horizon(self, memory: str) -> tuple[int, datetime, dict[str, Any]] | None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 from kg_memory.errors import InvalidValue, NotApplicable
@@ -31,11 +33,28 @@ def update_row(update: Update) -> dict[str, Any]:
     }
 
 
+# A delta this long (a survey of a whole home) takes milliseconds to decode, and the same one comes
+# back for every entity last seen in it: such updates are kept decoded, keyed by their whole row.
+_LARGE_DELTA = 4_096
+
+
 def update_from_row(memory: str, row: Mapping[str, Any]) -> Update:
-    return Update(
+    """An update read back: its fields were validated when it was written, so only decoded."""
+    if len(row["delta"]) > _LARGE_DELTA:
+        return _large_update(memory, *(row[c] for c in UPDATE_COLUMNS))
+    return _decoded(memory, row)
+
+
+@functools.lru_cache(maxsize=32)
+def _large_update(memory: str, *values: Any) -> Update:
+    return _decoded(memory, dict(zip(UPDATE_COLUMNS, values, strict=True)))
+
+
+def _decoded(memory: str, row: Mapping[str, Any]) -> Update:
+    return Update.unchecked(
         memory=memory,
         source=UpdateSource(row["source"]),
-        delta=Delta.from_json(json.loads(row["delta"])),
+        delta=Delta.from_stored(json.loads(row["delta"])),
         status=UpdateStatus(row["status"]),
         input=row["input"],
         issues=tuple(Issue.from_json(i) for i in json.loads(row["issues"])),
@@ -43,7 +62,7 @@ def update_from_row(memory: str, row: Mapping[str, Any]) -> Update:
         seq=int(row["seq"]),
         id=row["id"],
         time=datetime.fromisoformat(row["time"]),
-        meta=json.loads(row["meta"]),
+        meta=MappingProxyType(json.loads(row["meta"])),
     )
 
 

@@ -11,7 +11,7 @@ import neo4j
 from kg_memory.domain import Domain
 from kg_memory.errors import NotApplicable, UnknownMemory, UnknownUpdate
 from kg_memory.history import Checkpoint, HistoryQuery
-from kg_memory.model import Entity, Fact, Memory, Update
+from kg_memory.model import Delta, Entity, Fact, Memory, Update
 from kg_memory.stores import _neo4j_log as _log
 from kg_memory.stores._common import check_load, update_from_row
 from kg_memory.stores._neo4j_tx import change_facts, create_entities
@@ -64,9 +64,8 @@ class HistoryMethods:
         self.get_memory(memory)
         return self._read("read", lambda tx: _log.nearest_checkpoint(tx, memory, version))
 
-    def applied_between(self, memory: str, after: int, upto: int) -> list[Update]:
-        self.get_memory(memory)
-        return self._read("read", lambda tx: _log.applied_between(tx, memory, after, upto))
+    def replay_from(self, memory: str, version: int) -> tuple[Checkpoint | None, list[Delta]]:
+        return self._read("read", lambda tx: _log.replay_from(tx, memory, version))
 
     def horizon(self, memory: str) -> tuple[int, datetime, dict[str, Any]] | None:
         self.get_memory(memory)

@@ -13,7 +13,7 @@ import neo4j
 
 from kg_memory.domain import Domain
 from kg_memory.history import Checkpoint, HistoryQuery, timestamp_us, touched
-from kg_memory.model import Entity, Update
+from kg_memory.model import Delta, Entity, Update
 from kg_memory.stores._common import UPDATE_COLUMNS, update_from_row, update_row
 from kg_memory.stores._neo4j_tx import facts_of_predicate
 
@@ -80,25 +80,34 @@ def put_checkpoint(tx: neo4j.ManagedTransaction, memory: str, checkpoint: Checkp
     ).consume()
 
 
+# The replay's and import's queries, by name so a test can EXPLAIN exactly what runs.
+CHECKPOINT_QUERY = (
+    "MATCH (c:Checkpoint {memory: $memory}) WHERE c.version <= $version "
+    "RETURN c.state AS state ORDER BY c.version DESC LIMIT 1"
+)
+REPLAY_QUERY = (
+    "MATCH (u:Update {memory: $memory}) USING INDEX u:Update(memory, version) "
+    "WHERE u.version > $after AND u.version <= $upto AND u.status = 'applied' "
+    "RETURN u.delta AS delta ORDER BY u.version"
+)
+DUPLICATES_QUERY = "UNWIND $ids AS id MATCH (u:Update {memory: $memory, id: id}) RETURN u.id AS id"
+
+
 def nearest_checkpoint(tx: neo4j.ManagedTransaction, memory: str, version: int) -> Checkpoint | None:
-    record = tx.run(
-        "MATCH (c:Checkpoint {memory: $memory}) WHERE c.version <= $version "
-        "RETURN c.state AS state ORDER BY c.version DESC LIMIT 1",
-        memory=memory,
-        version=version,
-    ).single()
+    record = tx.run(CHECKPOINT_QUERY, memory=memory, version=version).single()
     return None if record is None else Checkpoint.decode(bytes(record["state"]))
 
 
-def applied_between(tx: neo4j.ManagedTransaction, memory: str, after: int, upto: int) -> list[Update]:
+def replay_from(tx: neo4j.ManagedTransaction, memory: str, version: int) -> tuple[Checkpoint | None, list[Delta]]:
+    """The nearest checkpoint and the deltas of the applied updates after it, in one transaction."""
+    checkpoint = nearest_checkpoint(tx, memory, version)
     rows = tx.run(
-        "MATCH (u:Update {memory: $memory}) WHERE u.version > $after AND u.version <= $upto "
-        "AND u.status = 'applied' RETURN u ORDER BY u.version",
+        REPLAY_QUERY,
         memory=memory,
-        after=after,
-        upto=upto,
+        after=0 if checkpoint is None else checkpoint.version,
+        upto=version,
     )
-    return [update_from_row(memory, dict(r["u"])) for r in rows]
+    return checkpoint, [Delta.from_stored(json.loads(r["delta"])) for r in rows]
 
 
 def query_text(q: HistoryQuery) -> tuple[str, dict[str, Any]]:
@@ -150,7 +159,7 @@ def duplicate_ids(tx: neo4j.ManagedTransaction, memory: str, updates: Sequence[U
     seen: set[str] = set()
     repeated = [u.id for u in updates if u.id in seen or seen.add(u.id)]  # type: ignore[func-returns-value]
     stored = tx.run(
-        "UNWIND $ids AS id MATCH (u:Update {memory: $memory, id: id}) RETURN u.id AS id",
+        DUPLICATES_QUERY,
         ids=[u.id for u in updates],
         memory=memory,
     ).value()

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from kg_memory.history import Checkpoint, HistoryQuery, timestamp_us, touched
-from kg_memory.model import Entity, Fact, Update
+from kg_memory.model import Delta, Entity, Fact, Update
 from kg_memory.stores._common import UPDATE_COLUMNS, update_from_row, update_row
 
 _TABLES = """
@@ -109,13 +109,16 @@ def nearest_checkpoint(conn: sqlite3.Connection, memory_id: int, version: int) -
     return None if row is None else Checkpoint.decode(row[0])
 
 
-def applied_between(conn: sqlite3.Connection, memory: str, memory_id: int, after: int, upto: int) -> list[Update]:
+def replay_from(conn: sqlite3.Connection, memory_id: int, version: int) -> tuple[Checkpoint | None, list[Delta]]:
+    """The nearest checkpoint and the deltas after it (through ``updates_version``); the caller
+    reads both in one transaction."""
+    checkpoint = nearest_checkpoint(conn, memory_id, version)
     rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM updates u WHERE u.memory_id = ? AND u.version > ? AND u.version <= ?"
-        " AND u.status = 'applied' ORDER BY u.version",
-        (memory_id, after, upto),
-    ).fetchall()
-    return [update_from_row(memory, dict(zip(UPDATE_COLUMNS, r, strict=True))) for r in rows]
+        "SELECT delta FROM updates WHERE memory_id = ? AND version > ? AND version <= ?"
+        " AND status = 'applied' ORDER BY version",
+        (memory_id, 0 if checkpoint is None else checkpoint.version, version),
+    )
+    return checkpoint, [Delta.from_stored(json.loads(d)) for (d,) in rows]
 
 
 def query(conn: sqlite3.Connection, memory: str, memory_id: int, q: HistoryQuery) -> list[Update]:
@@ -123,7 +126,10 @@ def query(conn: sqlite3.Connection, memory: str, memory_id: int, q: HistoryQuery
     where: list[str] = []
     params: list[Any] = [memory_id]
     if q.entity is not None:
-        sql = f"SELECT {_COLUMNS} FROM touches t JOIN updates u ON u.memory_id = t.memory_id AND u.seq = t.seq"
+        # with a time bound, seek the entity's touches by time (a week of a long history is a
+        # small range; the planner would rather walk all of them in seq order and filter)
+        hint = " INDEXED BY touches_time" if q.since_us is not None else ""
+        sql = f"SELECT {_COLUMNS} FROM touches t{hint} JOIN updates u ON u.memory_id = t.memory_id AND u.seq = t.seq"
         where.append("t.memory_id = ? AND t.entity = ?")
         params.append(q.entity)
         if q.seen_only:

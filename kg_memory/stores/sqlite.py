@@ -379,8 +379,15 @@ class SQLiteStore:
     def nearest_checkpoint(self, memory: str, version: int) -> Checkpoint | None:
         return self._read(lambda c, m: _log.nearest_checkpoint(c, m, version), memory)
 
-    def applied_between(self, memory: str, after: int, upto: int) -> list[Update]:
-        return self._read(lambda c, m: _log.applied_between(c, memory, m, after, upto), memory)
+    def replay_from(self, memory: str, version: int) -> tuple[Checkpoint | None, list[Delta]]:
+        memory_id = self._memory_id(memory)
+        with self._errors("read"):
+            conn = self._conn()
+            conn.execute("BEGIN")  # one snapshot: a checkpoint written meanwhile cannot split the two reads
+            try:
+                return _log.replay_from(conn, memory_id, version)
+            finally:
+                conn.execute("COMMIT")
 
     def horizon(self, memory: str) -> tuple[int, datetime, dict[str, Any]] | None:
         return self._read(_log.horizon, memory)

@@ -9,7 +9,7 @@ import pytest
 
 from kg_memory.history import HistoryQuery
 from kg_memory.stores import Neo4jStore
-from kg_memory.stores._neo4j_log import query_text
+from kg_memory.stores._neo4j_log import CHECKPOINT_QUERY, DUPLICATES_QUERY, REPLAY_QUERY, query_text
 
 
 def _operators(plan: Any) -> list[str]:
@@ -43,15 +43,7 @@ def test_history_queries_seek_an_index(neo4j_store: Neo4jStore, query: HistoryQu
 
 
 @pytest.mark.parametrize(
-    "text",
-    [
-        "MATCH (c:Checkpoint {memory: $memory}) WHERE c.version <= $version "
-        "RETURN c.state AS state ORDER BY c.version DESC LIMIT 1",
-        "MATCH (u:Update {memory: $memory}) WHERE u.version > $after AND u.version <= $upto "
-        "AND u.status = 'applied' RETURN u ORDER BY u.version",
-        "UNWIND $ids AS id MATCH (u:Update {memory: $memory, id: id}) RETURN u.id AS id",
-    ],
-    ids=["checkpoint", "replay", "duplicate-ids"],
+    "text", [CHECKPOINT_QUERY, REPLAY_QUERY, DUPLICATES_QUERY], ids=["checkpoint", "replay", "duplicate-ids"]
 )
 def test_replay_and_import_queries_seek_an_index(neo4j_store: Neo4jStore, text: str) -> None:
     operators = _explain(neo4j_store, text, memory="m", version=5, after=1, upto=9, ids=["a"])

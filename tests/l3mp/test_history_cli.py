@@ -37,3 +37,9 @@ def test_history_queries_export_import_and_compaction(tmp_path: Path, capsys: py
     assert "compacted 1 updates" in _run(capsys, *db, "compact", "copy", "--before-version", "1")
     capsys.readouterr()
     assert main([*db, "history", "home", "--since", "last tuesday"]) != 0
+
+
+@pytest.mark.parametrize("command", ["history", "last-seen", "export", "import", "compact"])
+def test_history_commands_are_documented_in_the_readme(command: str) -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    assert f"l3mp {command} " in readme, command

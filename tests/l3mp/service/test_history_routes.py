@@ -89,3 +89,28 @@ def test_a_forged_stream_is_422_and_the_import_limit_is_413(make_client: Factory
     assert client.get(f"/v1/memories/{copy}").status_code == 404
     big = client.post("/v1/memories/import.jsonl", content=b"x" * 6_000)
     assert big.status_code == 413 and big.json()["error"]["code"] == "too_large"
+
+
+HISTORY_ROUTES = {
+    ("get", "/v1/memories/{memory}/history"),
+    ("get", "/v1/memories/{memory}/entities/{entity}/last-seen"),
+    ("get", "/v1/memories/{memory}/facts/intervals"),
+    ("get", "/v1/memories/{memory}/export.jsonl"),
+    ("post", "/v1/memories/import.jsonl"),
+}
+
+
+def test_history_routes_are_in_the_openapi_schema_and_the_readme(make_client: Factory) -> None:
+    schema = make_client().get("/openapi.json")
+    assert schema.status_code == 200
+    paths = schema.json()["paths"]
+    listed = {(method, path) for path, methods in paths.items() for method in methods}
+    assert listed >= HISTORY_ROUTES, HISTORY_ROUTES - listed
+    history = paths["/v1/memories/{memory}/history"]["get"]
+    assert {"entity", "since", "source", "status", "cursor", "limit", "order"} <= {
+        p["name"] for p in history["parameters"]
+    }
+    readme = (Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8")
+    for method, path in HISTORY_ROUTES:
+        shown = path.replace("{memory}", "{m}")
+        assert f"{method.upper()} " in readme and shown in readme, (method, shown)
