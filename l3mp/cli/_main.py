@@ -63,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except Exception as exc:
         if _expected(exc):
-            console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+            console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
             return 1
         if os.environ.get("L3MP_DEBUG"):
             raise

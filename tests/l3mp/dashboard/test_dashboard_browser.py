@@ -220,6 +220,9 @@ def test_a_read_only_key_cannot_revert_and_the_write_key_can(page: Any, keyed_se
 
 def test_a_pddl_goal_is_planned_and_explained(page: Any, service: LiveService) -> None:
     memory = small_home(service)
+    page.goto(service.url)
+    page.fill("#api-key", WRITE_KEY)  # plans spend planner time (and model calls): they need the write key
+    page.click("#key-form button")
     open_dashboard(page, service, memory)
     page.click(".tab[data-tab='plans']")
     page.fill("#plan-goal", "(on mug_1 shelf_1)")

@@ -47,6 +47,9 @@ def test_no_generated_input_gets_a_server_error(tmp_path: Path) -> None:
         schema = schemathesis.openapi.from_asgi("/openapi.json", _without_lifespan(app))
         operations = [result.ok() for result in schema.get_all_operations()]
         assert len(operations) >= 14
+        # the streamed JSON Lines import takes bodies schemathesis cannot generate (application/x-ndjson,
+        # gzip); its refusals are tested in test_history_routes.py
+        operations = [op for op in operations if not op.path.endswith("/import.jsonl")]
         failures: list[tuple[str, str, Any, int, str]] = []
         seen: list[int] = []
 
