@@ -121,8 +121,8 @@ def write_results(path: Path, results: dict[str, Any]) -> None:
 
 
 def judged(target: str, measured: Any, passed: bool) -> dict[str, Any]:
-    """A target's entry in a results file."""
-    return {"target": target, "measured": measured, "pass": passed}
+    """A target's entry in a results file (``pass`` a plain bool, even from numpy)."""
+    return {"target": target, "measured": measured, "pass": bool(passed)}
 
 
 def verdict(target: dict[str, Any]) -> str:

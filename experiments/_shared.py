@@ -1,13 +1,11 @@
-"""What the experiments share: their stores, percentiles, PASS/MISS verdicts and progress bars."""
+"""What the experiments share beyond the benchmarks' helpers (experiments._common): their stores and progress bars."""
 
 from __future__ import annotations
 
 import contextlib
-import statistics
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -38,17 +36,6 @@ def open_store(kind: str) -> Iterator[GraphStore]:
         yield store
     finally:
         store.close()
-
-
-def quantile(values: Sequence[float], q: int) -> float:
-    """The q-th percentile (linear interpolation, inclusive); NaN for no values."""
-    if len(values) < 2:
-        return values[0] if values else float("nan")
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
-
-
-def judged(target: str, measured: Any, passed: bool) -> dict[str, Any]:
-    return {"target": target, "measured": measured, "pass": bool(passed)}
 
 
 @contextlib.contextmanager

@@ -22,7 +22,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from experiments._shared import judged, open_store, progress
+from experiments._common import judged
+from experiments._shared import open_store, progress
 from kg_memory import GraphStore, WorldMemory
 from l3mp.pipelines.plans import PlanConfig, TaskPlanner
 from planning import DEFAULT_PLANNER, full_context, problem_pddl, solve

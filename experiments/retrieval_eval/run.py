@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from experiments._shared import judged, quantile
+from experiments._common import judged, quantile
 from experiments.retrieval_eval.measure import Retrievers, Sample, make_retrievers, measure, timed
 from experiments.retrieval_eval.probes import Probe, next_probe
 from kg_memory import GraphStore, UpdateSource, UpdateStatus, WorldMemory

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from experiments._shared import quantile
+from experiments._common import quantile
 from experiments.update_eval.episode import Lane, Step
 
 

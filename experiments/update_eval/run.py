@@ -21,7 +21,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from experiments._shared import judged, open_store, progress
+from experiments._common import judged
+from experiments._shared import open_store, progress
 from experiments.update_eval.episode import VARIANTS, run_episode
 from experiments.update_eval.report import summarize
 from sim.model import ErrorRates
