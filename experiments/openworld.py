@@ -73,18 +73,24 @@ def run_task(index: int, open_world: bool, fraction: float, folder: Path) -> dic
         "subgoals": len(record.exploration),
         "plans": len(record.plans),
         "seconds": round(seconds, 3),
+        "planner_seconds": round(sum(p.planner_seconds for p in record.plans), 3),
         "reason": record.reason[:200],
     }
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     won = [r for r in rows if r["success"]]
+
+    def mean(key: str) -> float:
+        return round(statistics.mean(r[key] for r in rows), 3) if rows else 0.0
+
     return {
         "tasks": len(rows),
         "success_rate": round(len(won) / len(rows), 3) if rows else 0.0,
         "mean_actions_exploring": round(statistics.mean(r["exploring_actions"] for r in rows), 2) if rows else 0.0,
         "mean_actions": round(statistics.mean(r["actions"] for r in rows), 2) if rows else 0.0,
-        "mean_seconds_per_task": round(statistics.mean(r["seconds"] for r in rows), 3) if rows else 0.0,
+        "mean_seconds_per_task": mean("seconds"),
+        "mean_planner_seconds_per_task": mean("planner_seconds"),
         "p95_seconds_per_task": round(sorted(r["seconds"] for r in rows)[int(0.95 * (len(rows) - 1))], 3)
         if rows
         else 0.0,

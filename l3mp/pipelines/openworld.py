@@ -154,8 +154,10 @@ class OpenWorldPlanner:
         last = item.last_seen.place if item.last_seen else None
         places = search_places(world, robot=self.config.robot, last_seen=last, usual=usual, explored=explored)
         tried: list[dict[str, Any]] = []
+        planning = 0.0  # the sub-goals' planner time, reported apart from the end goal's
         for place in places:
             sub = self.tasks.plan(f"look for {item.entity.name} at {place.name}", goal=place.subgoal(self.config.robot))
+            planning += sub.timings.get("world", 0.0) + sub.timings.get("planning", 0.0)
             tried.append(_subgoal_record(item, place, sub))
             if sub.solved and sub.plan:
                 return replace(
@@ -165,7 +167,11 @@ class OpenWorldPlanner:
                     explanation=sub.explanation,
                     tier=sub.tier,
                     exploration=tuple(tried),
-                    timings={**report.timings, "total": time.perf_counter() - started},
+                    timings={
+                        **report.timings,
+                        "exploration_planning": planning,
+                        "total": time.perf_counter() - started,
+                    },
                 )
         question = {"where": item.entity.name, "searched": sorted(set(explored))}
         issue = f"{item.entity.name} was not found in the {len(set(explored))} place(s) searched; where is it?"
@@ -175,6 +181,7 @@ class OpenWorldPlanner:
             questions=(question,),
             issues=(*report.issues, issue),
             exploration=tuple(tried),
+            timings={**report.timings, "exploration_planning": planning},
         )
 
 

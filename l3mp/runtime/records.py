@@ -59,11 +59,13 @@ class PlanRecord:
     tier: str | None
     version: int
     issues: tuple[str, ...] = ()
+    planner_seconds: float = 0.0  # building the problem and planning, exploration sub-goals included
 
     @classmethod
     def of(cls, report: PlanReport) -> PlanRecord:
         plan = tuple(str(a) for a in report.plan)
-        return cls(report.status, report.goal, plan, report.tier, report.version, tuple(report.issues))
+        seconds = sum(report.timings.get(k, 0.0) for k in ("world", "planning", "exploration_planning"))
+        return cls(report.status, report.goal, plan, report.tier, report.version, tuple(report.issues), seconds)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -73,6 +75,7 @@ class PlanRecord:
             "tier": self.tier,
             "version": self.version,
             "issues": list(self.issues),
+            "planner_seconds": round(self.planner_seconds, 4),
         }
 
 

@@ -163,6 +163,11 @@ def test_exploration_finds_an_item_in_a_closed_container(memory: WorldMemory, ho
     assert task.exploration[-1]["outcome"] == "found" and task.exploration[-1]["subgoal"] == "(open cabinet_1)"
     assert all(e["outcome"] == "not there" for e in task.exploration[:-1])
     assert sim.world.holds(Fact("in_hand", ("glass_1", "irene")))
+    # planner time is reported per plan, the exploration sub-goals' planning included
+    exploring = [p for p in task.plans if p.status == "needs_exploration"]
+    assert len(exploring) == len(task.exploration)
+    assert all(p.planner_seconds > 0 for p in task.plans)
+    assert task.to_json()["plans"][0]["planner_seconds"] == round(task.plans[0].planner_seconds, 4)
 
 
 def test_the_cli_reports_impossible_with_its_exit_code(
