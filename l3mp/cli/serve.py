@@ -14,10 +14,15 @@ from l3mp.cli._base import CliState, pass_state
 @pass_state
 def serve(state: CliState, host: str, port: int, access_log: bool) -> int:
     """Run the REST service (OpenAPI at /docs)."""
+    import sys
+
     import uvicorn
 
     from l3mp.service import create_app
 
+    # The event loop (health, reads) shares the GIL with the model slots' threads, which build
+    # contexts in pure Python; a 1 ms switch interval (default 5 ms) bounds its wait for the GIL.
+    sys.setswitchinterval(0.001)
     # one line per request cost ~10% of throughput under load (experiments/service.py); off by default
     uvicorn.run(create_app(state.settings()), host=host, port=port, log_level="info", access_log=access_log)
     return 0

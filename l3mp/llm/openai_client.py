@@ -113,6 +113,9 @@ class OpenAICompatibleModel:
         self._random = random.Random()
         # Local servers ignore the key but the SDK needs a non-empty one.
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "EMPTY", timeout=timeout, max_retries=0)
+        # The SDK imports its chat resources (and builds their pydantic models) on first use: here,
+        # once, rather than inside the first request (a service's first burst held the GIL ~0.2 s).
+        _ = self._client.chat.completions
 
     def close(self) -> None:
         self._client.close()
@@ -309,9 +312,11 @@ def _socket_of(response: Any) -> socket.socket | None:
 
 
 def _request_stub(base_url: str) -> Any:
-    import httpx
+    # the SDK's own HTTP package (already loaded by it; plain httpx would be a first import, with
+    # rich and pygments, inside a timed-out request)
+    import httpx2
 
-    return httpx.Request("POST", base_url.rstrip("/") + "/chat/completions")
+    return httpx2.Request("POST", base_url.rstrip("/") + "/chat/completions")
 
 
 def _says(exc: openai.APIStatusError, words: Sequence[str]) -> bool:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 
 from fastapi import FastAPI
+from starlette.routing import NoMatchFound
 
 from l3mp.llm import LanguageModel
 from l3mp.service import dashboard, errors
@@ -21,6 +22,14 @@ from retrieval.context import count_tokens
 API_PREFIX = "/v1"
 
 
+def _build_routes(app: FastAPI) -> None:
+    """FastAPI builds an included router's routes (their pydantic fields) when a request first
+    walks past them: that cost ~0.1 s of GIL inside the first burst of model-bound requests.
+    Resolving a name that no route has walks past every route, so they are all built now."""
+    with suppress(NoMatchFound):
+        app.url_path_for("no route has this name")
+
+
 def create_app(settings: Settings | None = None, *, model: LanguageModel | None = None) -> FastAPI:
     """The REST service over the configured store; ``model`` replaces the one built from settings."""
     settings = settings or Settings()
@@ -32,6 +41,8 @@ def create_app(settings: Settings | None = None, *, model: LanguageModel | None 
         # the token tables load once, in seconds, holding the GIL in stretches: before the first
         # request rather than inside the first burst of model-bound ones (GET /health waited 1.3 s)
         await asyncio.to_thread(count_tokens, "warm up")
+        await asyncio.to_thread(services.warm_up)
+        await asyncio.to_thread(_build_routes, app)
         try:
             yield
         finally:

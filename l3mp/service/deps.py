@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 from dataclasses import dataclass, field
 from threading import Lock
@@ -11,13 +12,15 @@ from fastapi import Depends, HTTPException, Request, Security
 from fastapi.security import APIKeyHeader
 from pydantic import SecretStr
 
-from kg_memory import GraphStore, WorldMemory
+from kg_memory import GraphStore, L3mpError, WorldMemory
 from l3mp.llm import LanguageModel
 from l3mp.service.gate import ModelGate, client_key
 from l3mp.settings import Settings
 from l3mp.wiring import configured_model
 from retrieval import Retriever
 from retrieval import retriever as make_retriever
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -49,6 +52,14 @@ class Services:
         """
         with self._lock:
             return self._writers.setdefault(memory, Lock())
+
+    def warm_up(self) -> None:
+        """Build the configured model before the first request, so that no request pays for it; a
+        model that cannot be built is reported by the requests that need it, not at start-up."""
+        try:
+            self.language_model()
+        except L3mpError as exc:
+            logger.warning("the language model is not ready: %s", exc)
 
     def language_model(self) -> LanguageModel:
         with self._lock:

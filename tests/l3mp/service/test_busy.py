@@ -28,6 +28,7 @@ SLOTS = 4
 DEADLINE = 6.0  # L3MP_MODEL_ROUTE_DEADLINE
 
 
+@pytest.mark.serial  # the 100 ms bar is a latency: measured with no other test sharing the 2 cores
 def test_fifty_nl_updates_at_a_stalling_model_leave_health_fast(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -56,12 +57,8 @@ def test_fifty_nl_updates_at_a_stalling_model_leave_health_fast(
     refused = [s for status, s, _ in outcomes if status == 503 and s < DEADLINE / 2]
     assert len(refused) >= REQUESTS - 2 * SLOTS  # not queued: refused on arrival
     assert len(health) >= 20, "health was not polled throughout the load"
-    ordered = sorted(health)
-    p95 = ordered[int(0.95 * (len(ordered) - 1))]
-    # the 100 ms bar holds for every probe on a quiet machine; on this shared 2-core one (load 12-15)
-    # the one probe that lands in the 50-connection burst waits behind its parsing, up to ~0.7 s
-    assert p95 < 0.1, f"GET /health p95 {p95 * 1000:.0f} ms under load"
-    assert max(health) < 1.5, f"GET /health took up to {max(health) * 1000:.0f} ms under load"
+    slowest = sorted(health)[-3:]
+    assert max(health) < 0.1, f"GET /health took up to {max(health) * 1000:.0f} ms (slowest: {slowest})"
 
 
 def _load(url: str) -> tuple[list[tuple[int, float, str | None]], list[float]]:
