@@ -4,14 +4,17 @@ history), each update verified against it as a live one would be, written in bat
 A batch is written by one background thread while the next is verified: the store's work (a
 database server's, or SQLite's C code, both outside the GIL) overlaps the verifier's. Batches are
 written in order, one at a time; a store's refusal surfaces at the next batch or at the end, and
-the importer then deletes the memory, so an import is still all or nothing."""
+the importer then deletes the memory, so an import is still all or nothing. The thread is one for
+the process, made on first use: a store's per-thread connection (SQLite's) is then one, not one
+per import."""
 
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -34,6 +37,17 @@ _STORABLE_ANYWAY = frozenset(
         IssueCode.STATIC_PREDICATE,
     }
 )
+
+
+_WRITER: list[ThreadPoolExecutor] = []
+_WRITER_LOCK = threading.Lock()
+
+
+def _writer() -> ThreadPoolExecutor:
+    with _WRITER_LOCK:
+        if not _WRITER:
+            _WRITER.append(ThreadPoolExecutor(1, thread_name_prefix="l3mp-import"))
+        return _WRITER[0]
 
 
 class _State:
@@ -86,7 +100,6 @@ class Replay:
         self.last_time: datetime | None = None
         self.batch: list[Update] = []
         self.checkpoints: list[Checkpoint] = []
-        self.writer = ThreadPoolExecutor(1, thread_name_prefix="l3mp-import")
         self.pending: tuple[Future[None], str] | None = None
 
     def fail(self, where: str, problem: str) -> ImportMismatch:
@@ -95,8 +108,12 @@ class Replay:
     def run(self, items: Iterator[Mapping[str, Any]]) -> None:
         try:
             self.replay(items)
+        except ImportMismatch:
+            self.written()  # a batch the store refused holds an earlier offender: name that one
+            raise
         finally:  # never leave a batch being written behind (the caller may delete the memory)
-            self.writer.shutdown(wait=True)
+            if self.pending is not None:
+                wait([self.pending[0]])
 
     def replay(self, items: Iterator[Mapping[str, Any]]) -> None:
         end: Mapping[str, Any] | None = None
@@ -218,7 +235,7 @@ class Replay:
         self.written()
         batch, checkpoints = self.batch, self.checkpoints
         where = f"updates {batch[0].id}..{batch[-1].id}"
-        self.pending = (self.writer.submit(self.store.load_history, self.memory, batch, checkpoints), where)
+        self.pending = (_writer().submit(self.store.load_history, self.memory, batch, checkpoints), where)
         self.batch, self.checkpoints = [], []
 
     def written(self) -> None:

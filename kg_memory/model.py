@@ -392,8 +392,10 @@ class Update:
     meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "source", UpdateSource(self.source))
-        object.__setattr__(self, "status", UpdateStatus(self.status))
+        if not isinstance(self.source, UpdateSource):  # an enum call costs more than the check
+            object.__setattr__(self, "source", UpdateSource(self.source))
+        if not isinstance(self.status, UpdateStatus):
+            object.__setattr__(self, "status", UpdateStatus(self.status))
         object.__setattr__(self, "issues", tuple(self.issues))
         if self.status is UpdateStatus.REJECTED and not self.issues:
             raise InvalidValue("update", self.id, "a rejected update must carry its reasons")
