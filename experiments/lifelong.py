@@ -276,6 +276,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         found = run_store(kind, largest, args.samples, console)
         found["targets"] = targets(kind, found)
         results["stores"][kind] = found
+        x = found["exchange"]
+        console.print(
+            f"{kind} export+import of {x['updates']:,} updates: export {x['export_per_s']:,}/s,"
+            f" verified import {x['import_per_s']:,}/s, round trip {x['round_trip_per_s']:,}/s"
+        )
     results["machine"]["load_after"] = list(os.getloadavg())
     write_results(args.out, results)
     plot(results, args.plot)

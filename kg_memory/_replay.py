@@ -1,11 +1,20 @@
 """The verified replay behind imports: the state in memory (bounded by the home, not the
-history), each update verified against it as a live one would be, written in batches."""
+history), each update verified against it as a live one would be, written in batches.
+
+A batch is written by one background thread while the next is verified: the store's work (a
+database server's, or SQLite's C code, both outside the GIL) overlaps the verifier's. Batches are
+written in order, one at a time; a store's refusal surfaces at the next batch or at the end, and
+the importer then deletes the memory, so an import is still all or nothing. The thread is one for
+the process, made on first use: a store's per-thread connection (SQLite's) is then one, not one
+per import."""
 
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -28,6 +37,17 @@ _STORABLE_ANYWAY = frozenset(
         IssueCode.STATIC_PREDICATE,
     }
 )
+
+
+_WRITER: list[ThreadPoolExecutor] = []
+_WRITER_LOCK = threading.Lock()
+
+
+def _writer() -> ThreadPoolExecutor:
+    with _WRITER_LOCK:
+        if not _WRITER:
+            _WRITER.append(ThreadPoolExecutor(1, thread_name_prefix="l3mp-import"))
+        return _WRITER[0]
 
 
 class _State:
@@ -80,11 +100,22 @@ class Replay:
         self.last_time: datetime | None = None
         self.batch: list[Update] = []
         self.checkpoints: list[Checkpoint] = []
+        self.pending: tuple[Future[None], str] | None = None
 
     def fail(self, where: str, problem: str) -> ImportMismatch:
         return ImportMismatch(self.memory, f"{where}: {problem}")
 
     def run(self, items: Iterator[Mapping[str, Any]]) -> None:
+        try:
+            self.replay(items)
+        except ImportMismatch:
+            self.written()  # a batch the store refused holds an earlier offender: name that one
+            raise
+        finally:  # never leave a batch being written behind (the caller may delete the memory)
+            if self.pending is not None:
+                wait([self.pending[0]])
+
+    def replay(self, items: Iterator[Mapping[str, Any]]) -> None:
         end: Mapping[str, Any] | None = None
         for number, item in enumerate(items, 2):
             if end is not None:
@@ -102,6 +133,7 @@ class Replay:
             else:
                 raise self.fail(f"line {number}", f"unknown line with keys {sorted(item)[:5]}")
         self.flush()
+        self.written()
         self.finish(end)
 
     def entity(self, data: Any, number: int) -> None:
@@ -143,7 +175,8 @@ class Replay:
     def update(self, data: Any, number: int) -> None:
         self.streamed += 1
         try:
-            update = Update.from_json({**data, "memory": self.memory})
+            # stamped with its place in the new log as it is built (one validation, not two)
+            update = Update.from_json({**data, "memory": self.memory, "seq": self.seq})
         except (KeyError, TypeError, ValueError, AttributeError, KgMemoryError) as exc:
             raise self.fail(f"update on line {number}", f"it is malformed ({type(exc).__name__}: {exc})") from exc
         where = f"update {update.id} (line {number})"
@@ -178,7 +211,7 @@ class Replay:
             raise self.fail(where, f"it breaks its domain or its source's rights ({update.source.value}): {shown}")
 
     def accept(self, update: Update) -> None:
-        stamped = replace(update, seq=self.seq)
+        stamped = update if update.seq == self.seq else replace(update, seq=self.seq)
         self.seq += 1
         self.count += 1
         self.last_time = update.time
@@ -196,13 +229,25 @@ class Replay:
         return Checkpoint(self.version, entities, self.state.facts())
 
     def flush(self) -> None:
+        """Hand the batch to the writer (after the one before it is written)."""
         if not self.batch:
             return
-        try:
-            self.store.load_history(self.memory, self.batch, self.checkpoints)
-        except NotApplicable as exc:
-            raise self.fail(f"updates {self.batch[0].id}..{self.batch[-1].id}", str(exc)) from exc
+        self.written()
+        batch, checkpoints = self.batch, self.checkpoints
+        where = f"updates {batch[0].id}..{batch[-1].id}"
+        self.pending = (_writer().submit(self.store.load_history, self.memory, batch, checkpoints), where)
         self.batch, self.checkpoints = [], []
+
+    def written(self) -> None:
+        """Wait for the batch being written; the store's refusal of it is the import's."""
+        if self.pending is None:
+            return
+        future, where = self.pending
+        self.pending = None
+        try:
+            future.result()
+        except NotApplicable as exc:
+            raise self.fail(where, str(exc)) from exc
 
     def finish(self, end: Mapping[str, Any] | None) -> None:
         if end is None:

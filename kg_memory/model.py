@@ -173,6 +173,17 @@ def _show_number(value: float) -> str:
     return str(int(value)) if value.is_integer() else repr(value)
 
 
+def _parsed_fact(text: Any) -> Fact:
+    """:meth:`Fact.parse`, validated as strictly, but each text only once: a long history (an
+    import) names the same few thousand facts over and over, and facts are immutable."""
+    return _parse_cached(text) if isinstance(text, str) else Fact.parse(text)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _parse_cached(text: str) -> Fact:
+    return Fact.parse(text)
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _stored_fact(text: str) -> Fact:
     if text.startswith("(= "):
@@ -283,8 +294,8 @@ class Delta:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Delta:
         return cls(
-            remove=frozenset(Fact.parse(f) for f in data.get("remove", ())),
-            add=frozenset(Fact.parse(f) for f in data.get("add", ())),
+            remove=frozenset(map(_parsed_fact, data.get("remove", ()))),
+            add=frozenset(map(_parsed_fact, data.get("add", ()))),
             new_entities=tuple(Entity.from_json(e) for e in data.get("new_entities", ())),
         )
 
@@ -381,8 +392,10 @@ class Update:
     meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "source", UpdateSource(self.source))
-        object.__setattr__(self, "status", UpdateStatus(self.status))
+        if not isinstance(self.source, UpdateSource):  # an enum call costs more than the check
+            object.__setattr__(self, "source", UpdateSource(self.source))
+        if not isinstance(self.status, UpdateStatus):
+            object.__setattr__(self, "status", UpdateStatus(self.status))
         object.__setattr__(self, "issues", tuple(self.issues))
         if self.status is UpdateStatus.REJECTED and not self.issues:
             raise InvalidValue("update", self.id, "a rejected update must carry its reasons")

@@ -49,15 +49,24 @@ class _Vars(dict[str, str]):
 class Verifier:
     def __init__(self, domain: Domain) -> None:
         self.domain = domain
-        self._groups_by_predicate: dict[str, list[RuleGroup]] = defaultdict(list)
-        for group in domain.rules.groups:
-            for predicate in {p.predicate for p in group.patterns}:
-                self._groups_by_predicate[predicate].append(group)
+        # Everything below is derived once from the (frozen) domain: verify runs once per update,
+        # and a verified import runs it for every update of a long history.
+        self._constants = {e.name: e for e in domain.constant_entities()}
+        self._group_predicates = [frozenset(p.predicate for p in g.patterns) for g in domain.rules.groups]
+        self._subtype: dict[tuple[str, str], bool] = {}
+
+    def _is_subtype(self, type_: str, ancestor: str) -> bool:
+        key = (type_, ancestor)
+        found = self._subtype.get(key)
+        if found is None:
+            found = self._subtype[key] = self.domain.is_subtype(type_, ancestor)
+        return found
 
     def verify(self, delta: Delta, state: StateView, source: UpdateSource) -> tuple[Issue, ...]:
         issues: list[Issue] = []
-        stored = state.entities(delta.mentioned())
-        known = {**{e.name: e for e in self.domain.constant_entities()}, **stored}
+        mentioned = delta.mentioned()
+        stored = state.entities(mentioned)
+        known = {**self._constants, **stored}
         issues += self._check_new_entities(delta.new_entities, known, source)
         known.update({e.name: e for e in delta.new_entities})
         malformed: set[Fact] = set()
@@ -74,13 +83,13 @@ class Verifier:
                         "is static: no action changes it, so only perception may change it; leave it out",
                     )
                 )
-        before = state.facts_about(delta.mentioned())
+        before = state.facts_about(mentioned)
         issues += self._check_presence(delta, before, malformed)
         after = (before - delta.remove) | (delta.add - malformed)
         added = delta.add - malformed - before
         before_index, after_index = _Index(before), _Index(after)
         issues += self._check_groups(before_index, after_index, added)
-        issues += self._check_invariants(delta, before_index, after_index, known, source)
+        issues += self._check_invariants(delta, mentioned, before_index, after_index, known, source)
         return tuple(issues)
 
     # -- entities and schema -------------------------------------------------------------
@@ -148,7 +157,7 @@ class Verifier:
                         f"{fact} names {arg}, which is not in the memory; use an existing entity",
                     )
                 )
-            elif not self.domain.is_subtype(entity.type, param.type):
+            elif not self._is_subtype(entity.type, param.type):
                 issues.append(
                     Issue(
                         IssueCode.TYPE_MISMATCH,
@@ -209,8 +218,8 @@ class Verifier:
 
     def _check_groups(self, before: _Index, after: _Index, added: AbstractSet[Fact]) -> list[Issue]:
         issues = []
-        for group in self.domain.rules.groups:
-            relevant = [f for f in added if group in self._groups_by_predicate.get(f.predicate, ())]
+        for group, predicates in zip(self.domain.rules.groups, self._group_predicates, strict=True):
+            relevant = [f for f in added if f.predicate in predicates]
             reported: set[tuple[str, ...]] = set()
             for fact in sorted(relevant, key=str):
                 hit = group.key_of(fact)
@@ -237,10 +246,16 @@ class Verifier:
         return Issue(code, fact, message)
 
     def _check_invariants(
-        self, delta: Delta, before: _Index, after: _Index, known: Mapping[str, Entity], source: UpdateSource
+        self,
+        delta: Delta,
+        mentioned: frozenset[str],
+        before: _Index,
+        after: _Index,
+        known: Mapping[str, Entity],
+        source: UpdateSource,
     ) -> list[Issue]:
         issues = []
-        touched = {name: known[name] for name in delta.mentioned() if name in known}
+        touched = {name: known[name] for name in mentioned if name in known}
         changed = {f.predicate for f in delta.add | delta.remove}
         losing_track = source in SOURCES_LOSING_TRACK
         for invariant in self.domain.rules.invariants:
@@ -262,7 +277,7 @@ class Verifier:
         issues = []
         new_names = {e.name for e in delta.new_entities}
         for name, entity in sorted(touched.items()):
-            if not self.domain.is_subtype(entity.type, invariant.type):
+            if not self._is_subtype(entity.type, invariant.type):
                 continue
             if _holders(invariant, after, name):
                 continue
@@ -318,16 +333,16 @@ class _Index:
 
     def __init__(self, facts: frozenset[Fact]) -> None:
         self.facts = facts
-        self._by_arg: dict[str, list[Fact]] | None = None
+        self._by_arg: dict[str, list[Fact]] = {}
         self._by_predicate: dict[str, list[Fact]] | None = None
 
     def about(self, name: str) -> list[Fact]:
-        if self._by_arg is None:
-            self._by_arg = defaultdict(list)
-            for fact in self.facts:
-                for arg in set(fact.args):
-                    self._by_arg[arg].append(fact)
-        return self._by_arg.get(name, [])
+        # one scan per name asked for: a delta asks about two or three of the state's entities,
+        # so indexing every argument of every fact would cost more than it saves
+        found = self._by_arg.get(name)
+        if found is None:
+            found = self._by_arg[name] = [f for f in self.facts if name in f.args]
+        return found
 
     def of(self, predicate: str) -> list[Fact]:
         if self._by_predicate is None:

@@ -74,6 +74,24 @@ def test_import_with_a_duplicate_update_id_is_a_clear_error(store: GraphStore, h
     _refused(store, lines, f"{first}.*repeated")
 
 
+def test_a_refused_batch_is_named_before_a_later_offender(
+    store: GraphStore, home: WorldMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches are written while the next is verified: a duplicate id the store refuses in an
+    earlier batch is still the error named, not a later update's forged time."""
+    from kg_memory import _replay
+
+    monkeypatch.setattr(_replay, "BATCH", 2)
+    for _ in range(2):
+        _applied(home, Delta(add={F("(light_on lamp_1)")}))
+        _applied(home, Delta(remove={F("(light_on lamp_1)")}))
+    lines = _lines(home)
+    updates = _updates(lines)
+    updates[2]["id"] = updates[1]["id"]  # in the second batch, repeating the first batch's
+    updates[4]["time"] = (datetime.fromisoformat(updates[4]["time"]) + timedelta(days=365 * 70)).isoformat()
+    _refused(store, lines, f"{updates[1]['id']}.*repeated")
+
+
 def test_neo4j_refuses_two_updates_with_one_id(store: GraphStore, home: WorldMemory) -> None:
     """The store itself holds ids unique (a uniqueness constraint in Neo4j), whatever the caller."""
     from dataclasses import replace
