@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 from conftest import unique_name
 
-from kg_memory import GraphStore, UpdateStatus, WorldMemory
+from kg_memory import DomainRegistry, GraphStore, UpdateStatus, WorldMemory
 from kg_memory.stores import SQLiteStore
 from l3mp.cli import main
 from l3mp.pipelines import PlanConfig, TaskPlanner
-from planning import ActionEvaluator, World
+from planning import OPTIMAL_PLANNER, ActionEvaluator, World, problem_pddl, solve
+from planning.goal import parse_goal
+from planning.problem import full_context
 from sim import Home, HomeSpec, generate_home
 from sim.floorplan import detours, home_facts, lay_out
 
@@ -101,3 +103,16 @@ def test_l3mp_init_surveys_the_distances_for_the_travel_domain(tmp_path: Path) -
         store.close()
     distances = {f for f in walks.facts if f.predicate == "distance"}
     assert distances == lay_out(generate_home(HomeSpec(seed=0))).facts() and walks.facts - distances == plain.facts
+
+
+def test_optimal_plans_with_conditional_effects_are_proven_too() -> None:
+    # run_dryer's effect is conditional: LM-cut cannot read it, so the optimal search falls back to h^max
+    domain = DomainRegistry().get("household-travel")
+    home = generate_home(SMALL)
+    world = World(domain, home.entities, home_facts(home, domain))
+    goal = parse_goal("(not (wet dress_1))")
+    context = full_context(world)
+    result = solve(domain, problem_pddl(domain, context.entities, context.facts, goal), OPTIMAL_PLANNER, timeout=60)
+    assert result.solved and result.optimal, result.message
+    assert "run_dryer" in {a.name for a in result.plan}
+    assert ActionEvaluator(domain).validate(result.plan, world, goal).goal_reached
