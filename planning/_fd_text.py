@@ -31,11 +31,12 @@ CONFIGS: dict[str, list[str]] = {
     "fast-downward-anytime": ["--alias", "lama"],
 }
 OPTIMAL = frozenset({"fast-downward-opt"})
-# LM-cut does not support conditional effects (the household's wash and run_washer have them): Fast
-# Downward then exits with SEARCH_UNSUPPORTED after translating, and the optimal search runs again on
-# the same translated task with h^max, admissible and able to read them, in the time that is left.
+# LM-cut supports neither conditional effects (the household's wash and run_washer) nor axioms (what
+# the translator makes of quantified preconditions): Fast Downward then exits with SEARCH_UNSUPPORTED
+# after translating, and the optimal search runs again on the same translated task, in the time that
+# is left, with h^max (admissible with conditional effects, but not with axioms) or, if the task has
+# axioms, blind search (admissible with both; slow).
 UNSUPPORTED = 34
-FALLBACK_SEARCH = ["--search", "astar(hmax())"]
 ANYTIME = frozenset({"fast-downward-anytime"})
 _STEP = re.compile(r"^\s*\(([^()]*)\)\s*$")
 _VALUE = re.compile(r"\(=\s*(\([^()]*\))\s*([-+0-9.eE]+)\s*\)")
@@ -152,9 +153,16 @@ def run(
         left = timeout - (time.perf_counter() - started)
         if outcome.code == UNSUPPORTED and planner in OPTIMAL and sas.exists() and left >= 1:
             overall = ["--overall-time-limit", f"{max(1, int(left))}s"]
-            again = [sys.executable, str(_driver()), *overall, "--plan-file", str(plan), str(sas), *FALLBACK_SEARCH]
+            again = [sys.executable, str(_driver()), *overall, "--plan-file", str(plan), str(sas), *_fallback(sas)]
             outcome = _drive(again, work, plan, left, started)
         return outcome
+
+
+def _fallback(sas: Path) -> list[str]:
+    """An admissible search that reads what LM-cut refused in the translated task ``sas``."""
+    with sas.open(encoding="utf-8") as file:
+        axioms = any(line.startswith("begin_rule") for line in file)
+    return ["--search", "astar(blind())" if axioms else "astar(hmax())"]
 
 
 def _drive(command: list[str], work: Path, plan: Path, timeout: float, started: float) -> FastDownwardOutcome:
