@@ -5,7 +5,7 @@ Each prints its own tables and writes its results file; a last table lists the t
 code is 1 only if a benchmark crashed or reported a failure (the evaluator refusing one of its own
 applicable actions, say), never because a target was missed.
 
-    .venv/bin/python -m experiments [--only stores,evaluator,sim,retrieval,updates,planning,service,dashboard,openworld]
+    .venv/bin/python -m experiments [--only stores,evaluator,sim,retrieval,updates,planning,costs,service,...]
     .venv/bin/python -m experiments NAME [its options]     # one of them, e.g. `updates --steps 20`
 
 ``l3mp bench`` is the same front door.
@@ -25,6 +25,7 @@ from rich.table import Table
 
 from experiments import (
     cli_startup,
+    costs,
     crowded,
     dashboard,
     evaluator,
@@ -47,6 +48,7 @@ BENCHMARKS: dict[str, tuple[Callable[[Sequence[str] | None], int], Path]] = {
     "retrieval": (retrieval.main, Path("experiments/results/retrieval.json")),
     "updates": (updates.main, Path("experiments/results/updates.json")),
     "planning": (planning.main, Path("experiments/results/planning.json")),
+    "costs": (costs.main, costs.DEFAULT_OUT),
     "service": (service.main, Path("experiments/results/service.json")),
     "cli": (cli_startup.main, Path("experiments/results/cli.json")),
     "dashboard": (dashboard.main, Path("experiments/results/dashboard.json")),

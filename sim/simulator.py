@@ -21,6 +21,7 @@ from planning.problem import Context, full_context, problem_pddl, pruned_context
 from planning.world import World
 from sim.errors import SimulationError
 from sim.events import Event, EventGenerator
+from sim.floorplan import home_facts
 from sim.household import Home
 from sim.observe import observe
 from sim.tasks import Task, TaskGenerator
@@ -48,7 +49,7 @@ class Simulator:
     def __init__(self, home: Home, seed: int = 0, planner: str = DEFAULT_PLANNER, domain: Domain | None = None) -> None:
         self.home = home
         self.domain = domain or DomainRegistry().get(DOMAIN)
-        self.world = World(self.domain, home.entities, home.facts)
+        self.world = World(self.domain, home.entities, home_facts(home, self.domain))
         self.evaluator = ActionEvaluator(self.domain)
         streams = random.Random(seed)  # independent streams, so events and tasks do not mirror each other
         self.events = EventGenerator(home, streams.getrandbits(32))

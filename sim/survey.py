@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from kg_memory import Entity, Fact
+from kg_memory import Domain, Entity, Fact
+from sim.floorplan import home_facts
 from sim.household import HomeSpec, generate_home
 
 
-def surveyed_home(seed: int) -> tuple[tuple[Entity, ...], frozenset[Fact]]:
-    """The entities and facts of the paper-scale home generated from ``seed``."""
+def surveyed_home(seed: int, domain: Domain | None = None) -> tuple[tuple[Entity, ...], frozenset[Fact]]:
+    """The entities and facts of the paper-scale home generated from ``seed``; for a domain with the
+    ``distance`` function (household-travel), the walks between connected rooms too."""
     home = generate_home(HomeSpec(seed=seed))
-    return tuple(home.entities), frozenset(home.facts)
+    return tuple(home.entities), home_facts(home, domain) if domain else frozenset(home.facts)

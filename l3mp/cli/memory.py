@@ -72,7 +72,7 @@ def init(state: CliState, memory: str, domain: str, sim_home: int | None, as_jso
             state.console.print(f"created memory {world.name!r} ({world.domain.name}), empty")
             return 0
         module, _, attribute = SIM_HOME.partition(":")
-        entities, facts = getattr(importlib.import_module(module), attribute)(sim_home)
+        entities, facts = getattr(importlib.import_module(module), attribute)(sim_home, world.domain)
         return _report(state, world.add_entities(entities, facts=facts, input="survey"), as_json)
 
 

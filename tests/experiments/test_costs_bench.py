@@ -1,0 +1,37 @@
+"""The costs benchmark's arithmetic: the pruning gap and totals that compare (issue 20)."""
+
+from __future__ import annotations
+
+import pytest
+
+from experiments.costs import Run, gap, summarize
+
+
+def run(task: str, mode: str, cost: float | None, pruned: float | None = None, full: float | None = None) -> Run:
+    status = "solved" if cost is not None else "timeout"
+    return Run(task, "k", mode, status, "retrieved", 1.0, 2, cost, cost is not None, full is not None, pruned, full)
+
+
+def test_the_gap_counts_only_tasks_whose_whole_state_was_searched_to_the_end() -> None:
+    runs = [
+        run("a", "optimal", 10.0, pruned=10.0, full=8.0),  # pruning lost 2 m
+        run("b", "optimal", 5.0, pruned=5.0, full=5.0),
+        run("c", "optimal", 7.0, pruned=7.0),  # the whole state ran out of time: not compared
+        run("a", "satisficing", 12.0),
+    ]
+    assert gap(runs) == {"optimal_runs": 3, "compared": 2, "pruning_lost": 1, "loss_max": 2.0, "loss_max_share": 0.25}
+
+
+def test_costs_are_totalled_over_the_tasks_every_mode_solved() -> None:
+    runs = [
+        run("a", "satisficing", 12.0),
+        run("a", "anytime", 11.0),
+        run("a", "optimal", 10.0),
+        run("b", "satisficing", 30.0),
+        run("b", "anytime", 30.0),
+        run("b", "optimal", None),
+    ]
+    figures = summarize(runs)
+    assert figures["satisficing"]["solved"] == 2 and figures["optimal"]["solved"] == 1
+    assert [figures[m]["cost_total"] for m in ("satisficing", "anytime", "optimal")] == pytest.approx([12, 11, 10])
+    assert figures["optimal"]["common_tasks"] == 1
