@@ -7,11 +7,13 @@ only validated, serialized and matched, so retrieval never needs a model to be t
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from retrieval.errors import InvalidQuery
+
+T = TypeVar("T")
 
 
 def _text(what: str, value: object) -> str:
@@ -130,33 +132,31 @@ def read_answer(data: object) -> ReadQuery:
         raise InvalidQuery("query graph", data, 'expected an object with "nodes" and "edges"')
     dropped: list[str] = []
     nodes: dict[str, QueryNode] = {}
-    for item in _sequence("query nodes", data.get("nodes", ())):
-        try:
-            node = _node(item)
-        except InvalidQuery as exc:
-            dropped.append(f"node left out: {exc}")
-            continue
+    for node in _readable(data.get("nodes", ()), _node, "node", dropped):
         if node.id in nodes:
             dropped.append(f"node left out: the id {node.id!r} is used twice")
-            continue
-        nodes[node.id] = node
+        else:
+            nodes[node.id] = node
     edges: list[QueryEdge] = []
-    for item in _sequence("query edges", data.get("edges", ())):
-        try:
-            edge = _edge(item)
-        except InvalidQuery as exc:
-            dropped.append(f"edge left out: {exc}")
-            continue
+    for edge in _readable(data.get("edges", ()), _edge, "edge", dropped):
         unknown = [end for end in (edge.source, edge.target) if end not in nodes]
         if unknown:
-            dropped.append(
-                f"edge {edge.source}->{edge.target} left out: it names undeclared node(s) {', '.join(unknown)}"
-            )
-            continue
-        edges.append(edge)
+            names = ", ".join(unknown)
+            dropped.append(f"edge {edge.source}->{edge.target} left out: it names undeclared node(s) {names}")
+        else:
+            edges.append(edge)
     if not nodes:
         raise InvalidQuery("query graph", data, "has no usable node: add one for each thing the request mentions")
     return ReadQuery(QueryGraph(tuple(nodes.values()), tuple(edges)), tuple(dropped))
+
+
+def _readable(items: object, read: Callable[[Any], T], kind: str, dropped: list[str]) -> Iterator[T]:
+    """The ``kind`` items that ``read`` accepts; each one it refuses is noted in ``dropped``."""
+    for item in _sequence(f"query {kind}s", items):
+        try:
+            yield read(item)
+        except InvalidQuery as exc:
+            dropped.append(f"{kind} left out: {exc}")
 
 
 def _sequence(what: str, value: object) -> tuple[Any, ...]:
