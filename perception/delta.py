@@ -4,6 +4,7 @@
 * Each observed entity's dynamic facts (those it is the first argument of) are replaced by the observed
   ones. Observed facts are added whether static or not (a new table brings its ``in_room``), but static
   facts are never removed for being absent: a mis-segmented frame must not delete the house's layout.
+* A measured value (a distance) replaces the stored value of the same function and arguments.
 * A stored dynamic binary fact ``(p x y)`` with ``y`` in view, its contents visible, and ``x`` not in view
   is removed: the mug is no longer on the table, the person no longer in the room. Where ``x`` went is
   unknown, so the memory keeps no location for it rather than a false one.
@@ -30,8 +31,10 @@ def observation_delta(observation: Observation, state: StateView, domain: Domain
     replaced = {f for f in stored if _first(f) in seen and f.predicate not in static and f not in facts}
     visible = seen - frozenset(observation.opaque)
     vanished = {f for f in stored if _unseen_but_expected(f, seen, visible, static)}
+    measured = {(f.predicate, f.args) for f in facts if f.numeric}
+    revalued = {f for f in stored if f.numeric and (f.predicate, f.args) in measured and f not in facts}
     return Delta(
-        remove=frozenset(replaced | vanished),
+        remove=frozenset(replaced | vanished | revalued),
         add=facts - stored,
         new_entities=_new_entities(observation, state, domain),
     )

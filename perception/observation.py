@@ -2,7 +2,8 @@
 
 An observation is perception's input to the memory: the entities the robot sees, each with the unary
 facts that hold of it (``properties``) and the binary facts it is the first argument of
-(``relations``). It asserts facts only about what is in view; everything else in the memory is left
+(``relations``), and the values of static numeric functions it measured (``measures``: the distances
+an action's cost needs). It asserts facts only about what is in view; everything else in the memory is left
 as it was, which is why it is a separate model rather than a delta.
 
 Models are frozen pydantic models: lists are accepted and stored as tuples, names are normalised to
@@ -18,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from kg_memory.errors import InvalidName
+from kg_memory.errors import InvalidName, InvalidValue
 from kg_memory.model import Entity, Fact, pddl_name
 
 
@@ -66,6 +67,9 @@ class ObservedEntity(BaseModel):
         return Entity(self.name, self.type, self.label, self.attrs)
 
 
+Measure = tuple[str, tuple[str, ...], float]  # ("distance", ("fridge_1", "apple_1"), 2.35)
+
+
 class Observation(BaseModel):
     """Everything the robot ``robot`` sees in ``room`` at ``time_step``.
 
@@ -80,6 +84,7 @@ class Observation(BaseModel):
     entities: tuple[ObservedEntity, ...] = ()
     opaque: tuple[str, ...] = ()
     time_step: int = Field(default=0, ge=0)
+    measures: tuple[Measure, ...] = ()  # a measure names observed entities; the verifier checks the rest
 
     @field_validator("room", "robot")
     @classmethod
@@ -91,6 +96,18 @@ class Observation(BaseModel):
     def _opaque(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(_name(n) for n in value)
 
+    @field_validator("measures")
+    @classmethod
+    def _measures(cls, value: tuple[Measure, ...]) -> tuple[Measure, ...]:
+        facts = []
+        for function, args, number in value:
+            try:
+                fact = Fact(_name(function, "predicate"), tuple(_name(a) for a in args), number)
+            except InvalidValue as exc:  # a ValueError, so pydantic reports it as a validation error
+                raise ValueError(str(exc)) from exc
+            facts.append((fact.predicate, fact.args, float(number)))
+        return tuple(facts)
+
     @model_validator(mode="after")
     def _opaque_are_observed(self) -> Observation:
         unseen = sorted(set(self.opaque) - set(self.names()))
@@ -99,8 +116,9 @@ class Observation(BaseModel):
         return self
 
     def facts(self) -> frozenset[Fact]:
-        """Every fact the observation asserts."""
-        return frozenset(f for e in self.entities for f in e.facts())
+        """Every fact the observation asserts, its measures included."""
+        measured = (Fact(function, args, value) for function, args, value in self.measures)
+        return frozenset((*(f for e in self.entities for f in e.facts()), *measured))
 
     def names(self) -> tuple[str, ...]:
         return tuple(e.name for e in self.entities)

@@ -12,12 +12,18 @@ Two views:
   or whose contents THOR lists but the agent does not all see, is opaque: not seeing its contents says
   nothing about whether they are still there.
 
+In a domain with costs (``thor-travel``), perception also says where the agent stands (``at``: the object
+it last went to, given by the caller, or else the object nearest it) and measures the ``distance``
+between every two objects in view (and the one it stands at), on the floor, between the positions THOR
+reports. The walk from an interactable pose to another is longer: the distance is what costs compare.
+
 Object ids (``Sink|-01.90|+00.97|-01.50|SinkBasin``) are not PDDL names; :class:`ThorNames` maps them
 both ways without collisions (``sinkbasin_1``), and each entity keeps its id in ``attrs["object_id"]``.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -33,6 +39,9 @@ from perception.observation import Observation, ObservedEntity
 
 View = Literal["all", "visible"]
 ROBOT = "robot_1"  # the thor domain's constant for THOR's (single) agent
+AT = "at"  # thor-travel: the object the agent stands at
+DISTANCE = "distance"  # thor-travel: the floor distance between two objects, in metres
+NOT_A_PLACE = frozenset(["Floor"])  # the whole floor is no place to stand at
 
 # THOR's boolean capabilities → static unary predicates.
 CAPABILITIES = {
@@ -199,12 +208,17 @@ def thor_observation(
     view: View = "all",
     time_step: int = 0,
     scene: str | None = None,
+    standing: str | None = None,
 ) -> Observation:
-    """The observation of one THOR event (or scene file) in ``view``; names are given to new ids."""
+    """The observation of one THOR event (or scene file) in ``view``; names are given to new ids.
+
+    ``standing`` is the objectId the agent last went to (``thor-travel``); without it, the agent stands
+    at the object nearest it, if the metadata says where the agent is."""
     objects = scene_objects(metadata)
     by_id = {str(o["objectId"]): o for o in objects}
     held = [i for i in held_ids(metadata, objects) if i in by_id]
-    chosen = _chosen(by_id, held) if view == "visible" else set(by_id)
+    at = _standing(metadata, by_id, held, standing) if AT in domain.predicates else None
+    chosen = _chosen(by_id, [*held, *([at] if at else [])]) if view == "visible" else set(by_id)
     for object_id in sorted(chosen):
         names.name(object_id)
     fits = fits_table(domain)
@@ -217,6 +231,7 @@ def thor_observation(
         relations=(
             *(("holding", names.name(i)) for i in held),
             *(("near", names.name(i)) for i in sorted(chosen) if by_id[i]["visible"]),
+            *([(AT, names.name(at))] if at else []),
         ),
     )
     opaque = [names.name(i) for i in sorted(chosen) if _opaque(by_id[i], by_id, view)]
@@ -227,12 +242,51 @@ def thor_observation(
         entities=(robot, *entities),
         opaque=tuple(opaque),
         time_step=time_step,
+        measures=_distances(by_id, sorted(chosen), names) if DISTANCE in domain.functions else (),
     )
 
 
-def thor_facts(metadata: Mapping[str, Any], names: ThorNames, domain: Domain) -> frozenset[Fact]:
+def thor_facts(
+    metadata: Mapping[str, Any], names: ThorNames, domain: Domain, standing: str | None = None
+) -> frozenset[Fact]:
     """Every fact THOR's metadata states (the ``all`` view): what a memory must agree with."""
-    return thor_observation(metadata, names, domain).facts()
+    return thor_observation(metadata, names, domain, standing=standing).facts()
+
+
+def floor_distance(a: Mapping[str, Any], b: Mapping[str, Any]) -> float:
+    """Metres between two THOR positions on the floor (x and z; y is height), to the centimetre."""
+    return round(math.dist((float(a["x"]), float(a["z"])), (float(b["x"]), float(b["z"]))), 2)
+
+
+def _standing(
+    metadata: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]], held: Sequence[str], standing: str | None
+) -> str | None:
+    """The objectId the agent stands at: ``standing`` if THOR still has it, else the nearest place."""
+    if standing in by_id:
+        return standing
+    agent = metadata.get("agent")
+    here = agent.get("position") if isinstance(agent, Mapping) else None
+    if not isinstance(here, Mapping):  # a scene file: where the agent will stand is not known yet
+        return None
+    places = [
+        (floor_distance(here, o["position"]), i)
+        for i, o in by_id.items()
+        if i not in held and o["objectType"] not in NOT_A_PLACE and isinstance(o.get("position"), Mapping)
+    ]
+    return min(places)[1] if places else None
+
+
+def _distances(
+    by_id: Mapping[str, Mapping[str, Any]], chosen: Sequence[str], names: ThorNames
+) -> tuple[tuple[str, tuple[str, str], float], ...]:
+    """``distance`` both ways between every two chosen objects that have positions."""
+    placed = [i for i in chosen if isinstance(by_id[i].get("position"), Mapping)]
+    return tuple(
+        (DISTANCE, (names.name(a), names.name(b)), floor_distance(by_id[a]["position"], by_id[b]["position"]))
+        for a in placed
+        for b in placed
+        if a != b
+    )
 
 
 def _chosen(by_id: Mapping[str, Mapping[str, Any]], held: Sequence[str]) -> set[str]:

@@ -60,12 +60,24 @@ class PlanRecord:
     version: int
     issues: tuple[str, ...] = ()
     planner_seconds: float = 0.0  # building the problem and planning, exploration sub-goals included
+    cost: float | None = None  # in the memory's state (its length in a domain without action costs)
+    optimal: bool = False  # proven the cheapest
 
     @classmethod
     def of(cls, report: PlanReport) -> PlanRecord:
         plan = tuple(str(a) for a in report.plan)
         seconds = sum(report.timings.get(k, 0.0) for k in ("world", "planning", "exploration_planning"))
-        return cls(report.status, report.goal, plan, report.tier, report.version, tuple(report.issues), seconds)
+        return cls(
+            report.status,
+            report.goal,
+            plan,
+            report.tier,
+            report.version,
+            tuple(report.issues),
+            seconds,
+            report.cost,
+            report.optimal,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -76,6 +88,8 @@ class PlanRecord:
             "version": self.version,
             "issues": list(self.issues),
             "planner_seconds": round(self.planner_seconds, 4),
+            "cost": self.cost,
+            "optimal": self.optimal,
         }
 
 

@@ -2,7 +2,8 @@
 
 Each PDDL action of the ``thor`` domain becomes the exact ai2thor 5.0.0 action dict (``PutObject`` with
 the receptacle's ``objectId``; ``go_to`` is ``GetInteractablePoses`` then ``TeleportFull`` to the first
-pose). Success is THOR's ``lastActionSuccess``; a refusal carries THOR's ``errorMessage`` into the step
+pose; in ``thor-travel`` it is ``go_to(agent, from, to)`` and the agent then stands at ``to``, which
+perception is told). Success is THOR's ``lastActionSuccess``; a refusal carries THOR's ``errorMessage`` into the step
 outcome, so the runtime replans. What the world looks like afterwards is re-read from THOR's metadata
 every time (physics moves things on its own): nothing is predicted here. ``forceAction`` is sent only
 when configured, and every executed step records whether it was forced.
@@ -87,6 +88,7 @@ class ThorEnvironment:
         self.names = ThorNames(str(o["objectId"]) for o in scene_objects(self.metadata))
         self.log: list[dict[str, Any]] = []
         self.time_step = 0
+        self.standing: str | None = None  # the objectId the agent last went to (thor-travel's "at")
         self._reports: deque[str] = deque()
         self._tasks: deque[TaskRequest] = deque()
         self._evaluator = ActionEvaluator(domain)
@@ -127,7 +129,9 @@ class ThorEnvironment:
 
     def observe(self) -> Observation:
         self.time_step += 1
-        return thor_observation(self.metadata, self.names, self.domain, view=self.view, time_step=self.time_step)
+        return thor_observation(
+            self.metadata, self.names, self.domain, view=self.view, time_step=self.time_step, standing=self.standing
+        )
 
     def execute(self, action: GroundAction) -> StepOutcome:
         try:
@@ -161,13 +165,13 @@ class ThorEnvironment:
         """THOR's physics runs on its own; the next observation reads what it did."""
 
     def truth(self) -> frozenset[Fact] | None:
-        return thor_facts(self.metadata, self.names, self.domain)
+        return thor_facts(self.metadata, self.names, self.domain, self.standing)
 
     def judge(self, task: TaskRequest, goal: str | None) -> bool | None:
         """Whether the goal holds in what THOR reports now (not in the memory)."""
         if not goal:
             return None
-        observation = thor_observation(self.metadata, self.names, self.domain)
+        observation = thor_observation(self.metadata, self.names, self.domain, standing=self.standing)
         entities = [e.entity() for e in observation.entities if e.name not in self.domain.constants]
         return self._evaluator.evaluate(parse_goal(goal), World(self.domain, entities, observation.facts()))
 
@@ -181,9 +185,11 @@ class ThorEnvironment:
         return StepOutcome(action, False, Delta(), (f"{action}: THOR refused {sent['action']}: {error}",))
 
     def _go_to(self, action: GroundAction) -> StepOutcome:
-        if len(action.args) != 2:
-            return StepOutcome(action, False, Delta(), (f"{action}: go_to takes an agent and an object",))
-        target = self.names.object_id(action.args[1])
+        """``go_to(agent, to)``, or thor-travel's ``go_to(agent, from, to)``."""
+        if len(action.args) not in (2, 3):
+            why = f"{action}: go_to takes an agent, maybe where it starts, and an object"
+            return StepOutcome(action, False, Delta(), (why,))
+        target = self.names.object_id(action.args[-1])
         metadata = self.step({"action": "GetInteractablePoses", "objectId": target})
         poses = metadata.get("actionReturn") if metadata["lastActionSuccess"] else None
         if not poses:
@@ -199,4 +205,7 @@ class ThorEnvironment:
         }
         if self.force_action:
             teleport["forceAction"] = True
-        return self._send(action, teleport)
+        outcome = self._send(action, teleport)
+        if outcome.applicable:
+            self.standing = target
+        return outcome

@@ -9,7 +9,8 @@ from kg_memory import Delta, DomainRegistry, Fact, GraphStore, UpdateSource, Upd
 from sim import HomeSpec, Simulator, generate_home
 from sim.floorplan import CELL, detours, home_facts, lay_out
 from sim.survey import surveyed_home
-from tools.household_travel import NAME, derive
+from tools.travel_domains import HOUSEHOLD as HOUSEHOLD_TRAVEL
+from tools.travel_domains import derive
 
 TRAVEL = DomainRegistry().get("household-travel")
 HOUSEHOLD = DomainRegistry().get("household")
@@ -17,9 +18,14 @@ HOUSEHOLD = DomainRegistry().get("household")
 
 def test_household_travel_is_household_derived_not_copied() -> None:
     folder = TRAVEL.path
-    for name, text in derive().items():
-        assert (folder / name).read_text(encoding="utf-8") == text, f"run python tools/household_travel.py ({name})"
-    assert TRAVEL.name == NAME and TRAVEL.costs and TRAVEL.functions == {"distance"} and not HOUSEHOLD.costs
+    for name, text in derive(HOUSEHOLD_TRAVEL).items():
+        assert (folder / name).read_text(encoding="utf-8") == text, f"run python tools/travel_domains.py ({name})"
+    assert (
+        TRAVEL.name == HOUSEHOLD_TRAVEL.name
+        and TRAVEL.costs
+        and TRAVEL.functions == {"distance"}
+        and not HOUSEHOLD.costs
+    )
     assert dict(TRAVEL.types) == dict(HOUSEHOLD.types) and TRAVEL.rules == HOUSEHOLD.rules
     assert {n: p for n, p in TRAVEL.predicates.items() if not p.numeric} == dict(HOUSEHOLD.predicates)
     for name, action in HOUSEHOLD.actions.items():

@@ -1,4 +1,4 @@
-; GENERATED from ../household by tools/household_travel.py: edit household, then run that script.
+; GENERATED from ../household by tools/travel_domains.py: edit household, then run that script.
 ; The household in which moving costs the distance between the rooms (IPC :action-costs); every
 ; other action costs nothing, so the cheapest plan is the one that walks least.
 ; The household of L3M+P's text simulation (Sec. V.A): rooms, furniture and receptacles,
