@@ -102,6 +102,8 @@ def demo(state: CliState, local_model: bool) -> int:
     help="a local AI2-THOR Unity build (--env thor; default: AI2THOR_EXECUTABLE)",
 )
 @click.option("--force-action", is_flag=True, help="send forceAction with every THOR action (--env thor)")
+@click.option("--travel", is_flag=True, help="plan in thor-travel: going to an object costs the distance (--env thor)")
+@click.option("--optimal/--satisficing", default=None, help="plans proven cheapest (default: L3MP_PLAN_OPTIMAL)")
 @click.option("--memory", default="home", show_default=True)
 @click.option("--steps", type=int, default=40, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -123,6 +125,8 @@ def daemon(
     scene: str,
     executable: Path | None,
     force_action: bool,
+    travel: bool,
+    optimal: bool | None,
     memory: str,
     steps: int,
     seed: int,
@@ -139,9 +143,18 @@ def daemon(
     from sim.daemon import DaemonConfig
 
     queued = read_inbox(inbox.read_text(encoding="utf-8")) if inbox else ()
+    optimal = state.settings().plan_optimal if optimal is None else optimal
     if env_name == "thor":
         build = executable or _thor_build()
-        thor = {"scene": scene, "executable": build, "force_action": force_action, "memory": memory, "steps": steps}
+        thor = {
+            "scene": scene,
+            "executable": build,
+            "force_action": force_action,
+            "memory": memory,
+            "steps": steps,
+            "domain": "thor-travel" if travel else "thor",
+            "optimal": optimal,
+        }
         return _run_thor(state, thor, retriever, real_model, report, queued)
     config = DaemonConfig(
         memory=memory,
@@ -151,6 +164,7 @@ def daemon(
         event_rate=event_rate,
         error_rate=error_rate,
         retriever=retriever or state.settings().retriever,
+        optimal=optimal,
         inbox=queued,
     )
     return _run_daemon(state, config, report, real_model=real_model)
@@ -192,6 +206,8 @@ def _run_thor(
         steps=thor["steps"],
         retriever=retriever or settings.retriever,
         inbox=inbox,
+        domain=thor["domain"],
+        optimal=thor["optimal"],
     )
     model = configured_model(settings) if real_model else None
     with state.opened_store(settings) as store:

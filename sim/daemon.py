@@ -40,6 +40,7 @@ class DaemonConfig:
     event_rate: float = 0.3  # chance per step (and per robot action) that someone changes something
     error_rate: float = 0.2  # the simulated model's injected errors
     retriever: str = DEFAULT_RETRIEVER
+    optimal: bool = False  # plans proven cheapest (the plan_optimal setting)
     home: HomeSpec | None = None  # default: the paper's scale
     inbox: tuple[dict[str, str], ...] = ()  # queued at the start: {"task": ..., "goal"?: ...} or {"report": ...}
 
@@ -92,7 +93,10 @@ def run_daemon(
         memory,
         env,
         model or simulated,
-        RuntimeConfig(update=NLUpdateConfig(retriever=config.retriever), plan=PlanConfig(retriever=config.retriever)),
+        RuntimeConfig(
+            update=NLUpdateConfig(retriever=config.retriever),
+            plan=PlanConfig(retriever=config.retriever, optimal=config.optimal),
+        ),
     )
     label = model_label(model, simulated)
     _queue(env, config.inbox, simulated is not None)

@@ -1,6 +1,7 @@
 """``l3mp thor import-scene | replay``: AI2-THOR scenes into memories, recorded sessions replayed.
 
 l3mp thor import-scene ../shared/thor/scenes/FloorPlan1_physics.json.gz --memory kitchen --json
+l3mp thor import-scene ../shared/thor/scenes/FloorPlan1_physics.json.gz --memory walks --domain thor-travel
 l3mp thor replay ../shared/thor/traces/pickup_mug.json.gz --json
 """
 
@@ -24,9 +25,16 @@ def thor() -> None:
 @thor.command("import-scene")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @click.option("--memory", required=True, help="the thor memory to create")
+@click.option(
+    "--domain",
+    type=click.Choice(["thor", "thor-travel"]),
+    default="thor",
+    show_default=True,
+    help="thor-travel: going to an object costs the distance walked, measured between the objects",
+)
 @json_option
 @pass_state
-def import_scene(state: CliState, file: Path, memory: str, as_json: bool) -> int:
+def import_scene(state: CliState, file: Path, memory: str, domain: str, as_json: bool) -> int:
     """Create a thor memory from a scene file (objectId → object metadata; .json or .json.gz)."""
     from kg_memory import WorldMemory
     from l3mp.pipelines import SensorUpdater
@@ -35,7 +43,7 @@ def import_scene(state: CliState, file: Path, memory: str, as_json: bool) -> int
 
     objects = read_scene(file)  # a malformed file stops here, before anything is written
     with state.opened_store() as store:
-        world = WorldMemory.create(store, memory, "thor")
+        world = WorldMemory.create(store, memory, domain)
         observation = thor_observation(objects, ThorNames(objects), world.domain, scene=scene_name(file))
         update = SensorUpdater(world).apply(observation).update
         if update.status.value == "rejected":
@@ -47,6 +55,7 @@ def import_scene(state: CliState, file: Path, memory: str, as_json: bool) -> int
             "objects": len(objects),
             "entities": len(world.entities()) if update.status.value != "rejected" else 0,
             "facts": len(world.facts()) if update.status.value != "rejected" else 0,
+            "domain": domain,
             "issues": [i.message for i in update.issues],
         }
     _print(state, result, as_json, f"{result['scene']}: {result['entities']} entities, {result['facts']} facts")

@@ -29,6 +29,8 @@ class ThorDaemonConfig:
     steps: int = 10
     retriever: str = DEFAULT_RETRIEVER
     inbox: tuple[dict[str, str], ...] = field(default_factory=tuple)
+    domain: str = "thor"  # or thor-travel: going to an object costs the distance walked
+    optimal: bool = False  # plans proven cheapest (the plan_optimal setting)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +48,7 @@ def run_thor_daemon(
         raise InboxError(0, next(e for e in config.inbox if "report" in e), "reports in English need --real-model")
     if config.memory in {m.name for m in store.list_memories()}:
         store.delete_memory(config.memory)  # THOR starts from a reset scene, so must the memory
-    memory = WorldMemory.create(store, config.memory, "thor")
+    memory = WorldMemory.create(store, config.memory, config.domain)
     env = ThorEnvironment.start(config.thor, memory.domain)
     try:
         SensorUpdater(memory).apply(thor_observation(env.metadata, env.names, memory.domain))
@@ -56,7 +58,8 @@ def run_thor_daemon(
             else:
                 env.add_task(entry["task"], entry.get("goal"))
         runtime_config = RuntimeConfig(
-            update=NLUpdateConfig(retriever=config.retriever), plan=PlanConfig(retriever=config.retriever)
+            update=NLUpdateConfig(retriever=config.retriever),
+            plan=PlanConfig(retriever=config.retriever, optimal=config.optimal),
         )
         runtime = Runtime(memory, env, model, runtime_config)
         label = str(getattr(model, "model", "no model: PDDL goals only"))

@@ -24,6 +24,11 @@ def test_import_scene_creates_a_thor_memory_and_counts_it(tmp_path: Path, capsys
     plain.write_bytes(gzip.decompress((require_thor_data() / "scenes" / "FloorPlan2_physics.json.gz").read_bytes()))
     assert main(["--db", db, "thor", "import-scene", str(plain), "--memory", "kitchen2"]) == 0
     assert "FloorPlan2_physics:" in capsys.readouterr().out
+    args = ["--db", db, "thor", "import-scene", str(scene), "--memory", "walks", "--domain", "thor-travel", "--json"]
+    assert main(args) == 0
+    travel = json.loads(capsys.readouterr().out)
+    assert travel["domain"] == "thor-travel" and travel["issues"] == []
+    assert travel["facts"] == out["facts"] + 77 * 76  # and a distance between every two objects, both ways
 
 
 @pytest.mark.parametrize("content", [b"not json", b'{"Apple|1|2|3": {"objectId": "Apple|1|2|3"}}', b"\x1f\x8bbroken"])
