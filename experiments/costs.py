@@ -11,13 +11,19 @@ gap: the cost proven optimal for the retrieved context against the cost proven o
 whole state, on the tasks where the whole state was searched to the end. Planning runs on the
 simulator's true state (no store, no model): this measures the planners, not the memory.
 
+In AI2-THOR (``thor-travel``, ``--thor-scenes`` recorded kitchens from ``--thor-data``): the scene as
+perception reports it, the agent in the middle of the floor, and the task to put two objects that fit
+in the sink there, drawn per scene from the seed; going to an object costs the floor distance.
+
     .venv/bin/python -m experiments costs [--paper-tasks 3] [--mid-tasks 1] [--mid-entities 2000]
-        [--timeout 10] [--optimal-timeout 60] [--seed 0] [--out experiments/results/costs.json]
+        [--no-homes] [--thor-scenes 3] [--thor-data ../shared/thor] [--timeout 10] [--optimal-timeout 60] [--seed 0]
+        [--out experiments/results/costs.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import time
 from collections.abc import Sequence
@@ -30,17 +36,20 @@ from rich.table import Table
 
 from experiments._common import description, header, judged, machine_info, measures_table, write_results
 from experiments._shared import progress
-from kg_memory import DomainRegistry
-from kg_memory.formula import Atom, Formula
+from kg_memory import Domain, DomainRegistry
+from kg_memory.formula import And, Atom, Formula
+from perception import ThorNames, thor_observation
 from planning import DEFAULT_PLANNER, PlanStatus, World
 from planning.planner import ANYTIME_PLANNER
 from planning.problem import focused_context
 from planning.tiers import TieredPlan, TieredPlanner
 from sim import HomeSpec, Simulator, generate_home
 from sim.floorplan import detours
+from sim.thor.data import read_scene
 
 DEFAULT_OUT = Path("experiments/results/costs.json")
 DOMAIN = "household-travel"
+THOR_DOMAIN = "thor-travel"
 ROBOT = "robot_1"
 MODES = ("satisficing", "anytime", "optimal")
 EPSILON = 1e-6  # costs are sums of one-decimal distances
@@ -71,6 +80,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mid-tasks", type=int, default=1, help="simulator tasks at --mid-entities (plus a detour)")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per satisficing or anytime search")
     parser.add_argument("--optimal-timeout", type=float, default=60.0, help="seconds per optimal search")
+    parser.add_argument(
+        "--no-homes", dest="homes", action="store_false", help="skip the simulated homes (AI2-THOR kitchens only)"
+    )
+    parser.add_argument("--thor-scenes", type=int, default=3, help="AI2-THOR kitchens (FloorPlan1, 2, ...; 0: none)")
+    parser.add_argument("--thor-data", type=Path, default=Path("../shared/thor"), help="the recorded scenes' folder")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
 
 
@@ -90,8 +104,8 @@ def tasks(sim: Simulator, count: int) -> list[tuple[str, str, Formula]]:
     return found
 
 
-def planners(args: argparse.Namespace) -> dict[str, TieredPlanner]:
-    domain = DomainRegistry().get(DOMAIN)
+def planners(args: argparse.Namespace, domain_name: str = DOMAIN) -> dict[str, TieredPlanner]:
+    domain = DomainRegistry().get(domain_name)
     return {
         "satisficing": TieredPlanner(domain, planner=DEFAULT_PLANNER, timeout=args.timeout),
         "anytime": TieredPlanner(domain, planner=ANYTIME_PLANNER, timeout=args.timeout),
@@ -99,13 +113,13 @@ def planners(args: argparse.Namespace) -> dict[str, TieredPlanner]:
     }
 
 
-def plan_once(sim: Simulator, task: tuple[str, str, Formula], mode: str, planner: TieredPlanner) -> Run:
+def plan_once(world: World, task: tuple[str, str, Formula], mode: str, planner: TieredPlanner) -> Run:
     text, kind, goal = task
-    world = sim.world
     started = time.perf_counter()
     result = planner.plan(world, goal, focused_context(world, goal, [ROBOT]), anchors=[ROBOT])
     seconds = time.perf_counter() - started
-    valid = result.solved and sim.judge(result.plan, goal).success
+    outcome = planner.evaluator.validate(result.plan, world, goal)  # the true state: no memory in between
+    valid = result.solved and outcome.executable and bool(outcome.goal_reached)
     pruned, full = _optima(result, world, planner) if mode == "optimal" else (None, None)
     return Run(
         text,
@@ -140,17 +154,57 @@ def run_scale(name: str, spec: HomeSpec, count: int, args: argparse.Namespace, c
     home = generate_home(spec)
     sim = Simulator(home, seed=args.seed, domain=DomainRegistry().get(DOMAIN))
     chosen = tasks(sim, count)
-    ways = planners(args)
-    runs: list[Run] = []
-    with progress(console, f"costs: {name}", len(chosen) * len(MODES)) as advance:
-        for task in chosen:
-            for mode in MODES:
-                runs.append(plan_once(sim, task, mode, ways[mode]))
-                advance()
+    runs = plan_all(name, [(sim.world, task) for task in chosen], planners(args), console)
     return {"entities": len(home.entities), "facts": len(sim.world.facts), "modes": summarize(runs)} | {
         "gap": gap(runs),
         "runs": [asdict(r) for r in runs],
     }
+
+
+def plan_all(
+    name: str, tasks: Sequence[tuple[World, tuple[str, str, Formula]]], ways: dict[str, TieredPlanner], console: Console
+) -> list[Run]:
+    runs: list[Run] = []
+    with progress(console, f"costs: {name}", len(tasks) * len(MODES)) as advance:
+        for world, task in tasks:
+            for mode in MODES:
+                runs.append(plan_once(world, task, mode, ways[mode]))
+                advance()
+    return runs
+
+
+def run_thor(args: argparse.Namespace, console: Console) -> dict[str, Any]:
+    """Kitchens FloorPlan1..n in thor-travel: put two things that fit in the sink there."""
+    domain = DomainRegistry().get(THOR_DOMAIN)
+    worlds = [
+        _thor_kitchen(args.thor_data / "scenes" / f"FloorPlan{i}_physics.json.gz", domain, args.seed)
+        for i in range(1, args.thor_scenes + 1)
+    ]
+    runs = plan_all("AI2-THOR kitchens", worlds, planners(args, THOR_DOMAIN), console)
+    return {
+        "entities": round(statistics.mean(len(w.entities) for w, _ in worlds)) if worlds else 0,
+        "facts": round(statistics.mean(len(w.facts) for w, _ in worlds)) if worlds else 0,
+        "modes": summarize(runs),
+        "gap": gap(runs),
+        "runs": [asdict(r) for r in runs],
+    }
+
+
+def _thor_kitchen(path: Path, domain: Domain, seed: int) -> tuple[World, tuple[str, str, Formula]]:
+    objects = read_scene(path)
+    floor = next((o["position"] for o in objects.values() if o["objectType"] == "Floor"), {"x": 0.0, "z": 0.0})
+    metadata = {"objects": list(objects.values()), "agent": {"position": floor}, "inventoryObjects": []}
+    names = ThorNames(objects)
+    observation = thor_observation(metadata, names, domain)
+    world = World(
+        domain, [e.entity() for e in observation.entities if e.name not in domain.constants], observation.facts()
+    )
+    sink = next(i for i in sorted(objects) if objects[i]["objectType"] == "SinkBasin")
+    fits = {f.args[0] for f in observation.facts() if f.predicate == "fits" and f.args[1] == names.name(sink)}
+    inside = {names.name(i) for i in objects[sink].get("receptacleObjectIds") or ()}
+    two = random.Random(f"{seed} {path.name}").sample(sorted(fits - inside), 2)
+    goal = And(tuple(Atom("in_receptacle", (item, names.name(sink))) for item in two))
+    return world, (f"{path.name.split('_')[0]}: put the {two[0]} and the {two[1]} in the sink", "thor", goal)
 
 
 def _median(values: Sequence[float]) -> float | None:
@@ -216,7 +270,7 @@ def judge(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def print_report(console: Console, results: dict[str, dict[str, Any]], targets: dict[str, dict[str, Any]]) -> None:
-    table = Table(title="household-travel: plan cost (metres walked) and planning time")
+    table = Table(title="household-travel and thor-travel: plan cost (metres walked) and planning time")
     columns = ("home", "mode", "solved", "proven", "cost (all solved)", "steps (all solved)", "median s", "max s")
     for column in columns:
         table.add_column(column, justify="left" if column in ("home", "mode") else "right")
@@ -257,7 +311,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "paper": (HomeSpec(seed=args.seed), args.paper_tasks),
         f"{args.mid_entities:,} entities": (HomeSpec.scaled(args.mid_entities, seed=args.seed), args.mid_tasks),
     }
-    results = {name: run_scale(name, spec, count, args, console) for name, (spec, count) in scales.items()}
+    results = {
+        name: run_scale(name, spec, count, args, console) for name, (spec, count) in scales.items() if args.homes
+    }
+    if args.thor_scenes:
+        results["AI2-THOR kitchens"] = run_thor(args, console)
     targets = judge(results)
     output = header("costs", args, machine_info()) | {
         "wall_s": round(time.perf_counter() - started, 1),

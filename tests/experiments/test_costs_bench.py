@@ -35,3 +35,24 @@ def test_costs_are_totalled_over_the_tasks_every_mode_solved() -> None:
     assert figures["satisficing"]["solved"] == 2 and figures["optimal"]["solved"] == 1
     assert [figures[m]["cost_total"] for m in ("satisficing", "anytime", "optimal")] == pytest.approx([12, 11, 10])
     assert figures["optimal"]["common_tasks"] == 1
+
+
+def test_a_thor_kitchen_task_is_two_things_for_the_sink_and_lama_walks_it() -> None:
+    from conftest import require_thor_data
+
+    from experiments.costs import THOR_DOMAIN, _thor_kitchen, plan_once
+    from kg_memory import DomainRegistry
+    from kg_memory.formula import And, Atom
+    from planning.tiers import TieredPlanner
+
+    domain = DomainRegistry().get(THOR_DOMAIN)
+    path = require_thor_data() / "scenes" / "FloorPlan1_physics.json.gz"
+    world, (text, kind, goal) = _thor_kitchen(path, domain, seed=0)
+    assert _thor_kitchen(path, domain, seed=0)[1][0] == text  # the seed decides the task
+    assert isinstance(goal, And) and all(isinstance(a, Atom) for a in goal.args)
+    items = [a.terms for a in goal.args if isinstance(a, Atom)]
+    assert len(items) == 2 and items[0][1] == items[1][1] == "sinkbasin_1" and items[0][0] != items[1][0]
+    assert all(f"(fits {item} sinkbasin_1)" in {str(f) for f in world.facts} for item, _ in items)
+    assert text.startswith("FloorPlan1: put the ") and kind == "thor"
+    result = plan_once(world, (text, kind, goal), "satisficing", TieredPlanner(domain, timeout=30))
+    assert result.status == "solved" and result.valid and result.cost is not None and result.cost > 0
