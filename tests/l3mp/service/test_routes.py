@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import unique_name
@@ -136,6 +137,36 @@ def test_an_observation_is_a_sensor_update(make_client: Factory) -> None:
     update = response.json()
     assert update["source"] == "sensor" and update["status"] == "applied"
     assert "(on mug_1 sink_1)" in update["delta"]["add"] and "(on mug_1 table_1)" in update["delta"]["remove"]
+
+
+def test_an_observation_measures_distances_and_a_new_value_replaces_the_old(make_client: Factory) -> None:
+    client = make_client()
+    name = unique_name("walks")
+    assert client.post("/v1/memories", json={"name": name, "domain": "thor-travel"}).status_code == 201
+    entities = [
+        {"name": "robot_1", "type": "agent", "properties": ["hand_empty"], "relations": [["at", "fridge_1"]]},
+        {"name": "fridge_1", "type": "fridge", "properties": ["openable", "receptacle"]},
+        {"name": "apple_1", "type": "apple", "properties": ["pickupable"], "relations": [["fits", "fridge_1"]]},
+    ]
+
+    def observe(metres: float, status: int = 200) -> dict[str, Any]:
+        measures = [["distance", ["fridge_1", "apple_1"], metres], ["distance", ["apple_1", "fridge_1"], metres]]
+        response = client.post(
+            f"/v1/memories/{name}/observations", json={"room": "kitchen", "entities": entities, "measures": measures}
+        )
+        assert response.status_code == status, response.text
+        return dict(response.json())
+
+    assert observe(2.5)["status"] == "applied"
+    moved = observe(3.0)
+    assert moved["status"] == "applied" and "(= (distance apple_1 fridge_1) 2.5)" in moved["delta"]["remove"]
+    assert "(= (distance apple_1 fridge_1) 3)" in moved["delta"]["add"]
+    refused = observe(-1.0, 422)["error"]  # no walk is shorter than nothing: recorded, refused, with the reason
+    assert refused["update"]["status"] == "rejected" and "cannot be negative" in refused["message"]
+    assert client.get(f"/v1/memories/{name}").json()["version"] == 2  # nothing of it was applied
+    plan = client.post(f"/v1/memories/{name}/plans", json={"goal": "(holding robot_1 apple_1)"}).json()
+    assert plan["status"] == "solved", (plan["issues"], plan["explanation"])
+    assert plan["plan"][0] == "(go_to robot_1 fridge_1 apple_1)" and plan["cost"] == 3.0
 
 
 def test_a_plan_for_a_pddl_goal(make_client: Factory) -> None:
