@@ -84,7 +84,11 @@ class Observation(BaseModel):
     entities: tuple[ObservedEntity, ...] = ()
     opaque: tuple[str, ...] = ()
     time_step: int = Field(default=0, ge=0)
-    measures: tuple[Measure, ...] = ()  # a measure names observed entities; the verifier checks the rest
+    measures: tuple[Measure, ...] = Field(
+        default=(),
+        description='static numeric facts measured, e.g. ["distance", ["fridge_1", "apple_1"], 2.35] '
+        "(a new value replaces the stored one)",
+    )
 
     @field_validator("room", "robot")
     @classmethod
