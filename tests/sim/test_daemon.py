@@ -52,7 +52,8 @@ def test_the_daemon_command_writes_its_report(tmp_path: Path, capsys: pytest.Cap
     assert code == 0 and json.loads(report.read_text())["summary"]["steps"] == 2
 
 
-def test_tasks_queued_from_an_inbox_are_planned_and_executed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("optimal", [False, True])
+def test_tasks_queued_from_an_inbox_are_planned_and_executed(tmp_path: Path, optimal: bool) -> None:
     from sim import generate_home
 
     spec = HomeSpec(seed=2, rooms=6, items=24, people=3)
@@ -60,12 +61,13 @@ def test_tasks_queued_from_an_inbox_are_planned_and_executed(tmp_path: Path) -> 
     inbox = read_inbox(json.dumps({"task": f"Hold the {item}.", "goal": f"(held {item} robot_1)"}) + "\n\n")
     store = SQLiteStore(tmp_path / "inbox.db", DomainRegistry())
     try:
-        config = DaemonConfig(steps=2, seed=2, task_every=0, event_rate=0.0, home=spec, inbox=inbox)
+        config = DaemonConfig(steps=2, seed=2, task_every=0, event_rate=0.0, home=spec, inbox=inbox, optimal=optimal)
         run = run_daemon(store, config, Console(quiet=True))
     finally:
         store.close()
     tasks = [s.task for s in run.report.steps if s.task is not None]
     assert [t.request for t in tasks] == [f"Hold the {item}."] and tasks[0].succeeded
+    assert tasks[0].plans[0].optimal is optimal  # --optimal: proven the shortest for the whole home
 
 
 @pytest.mark.parametrize(
