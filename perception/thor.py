@@ -15,7 +15,7 @@ Two views:
 In a domain with costs (``thor-travel``), perception also says where the agent stands (``at``: the object
 it last went to, given by the caller, or else the object nearest it) and measures the ``distance``
 between every two objects in view (and the one it stands at), on the floor, between the positions THOR
-reports. The walk from an interactable pose to another is longer: the distance is what costs compare.
+reports. The walk between the poses THOR interacts from differs: the distance is what costs compare.
 
 Object ids (``Sink|-01.90|+00.97|-01.50|SinkBasin``) are not PDDL names; :class:`ThorNames` maps them
 both ways without collisions (``sinkbasin_1``), and each entity keeps its id in ``attrs["object_id"]``.
@@ -289,10 +289,11 @@ def _distances(
     )
 
 
-def _chosen(by_id: Mapping[str, Mapping[str, Any]], held: Sequence[str]) -> set[str]:
-    """Visible objects, what the agent holds, and (transitively) the receptacles they rest in."""
+def _chosen(by_id: Mapping[str, Mapping[str, Any]], known: Sequence[str]) -> set[str]:
+    """Visible objects, those the agent knows of unseen (what it holds, what it stands at), and
+    (transitively) the receptacles they rest in."""
     chosen: set[str] = set()
-    todo = [i for i, o in by_id.items() if o["visible"]] + list(held)
+    todo = [i for i, o in by_id.items() if o["visible"]] + list(known)
     while todo:
         object_id = todo.pop()
         if object_id in chosen or object_id not in by_id:
