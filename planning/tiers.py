@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kg_memory import Domain, Entity, Fact
 from kg_memory.formula import And, Atom, Formula, Not, Or, Quantified
@@ -23,6 +23,9 @@ from planning.world import World
 
 TIERS = ("retrieved", "widened", "full")
 HOLDS = "holds"  # the tier of the empty plan, when the goal already holds in the full state
+# Asked for an optimal plan, the satisficing planner first finds one on the first context (about a
+# second), so that an optimal search the deadline stops before its first plan still leaves a plan.
+INCUMBENT_SECONDS = 10.0
 
 
 def _left(deadline: float | None) -> float:
@@ -174,10 +177,36 @@ class TieredPlanner:
         A goal that already holds is solved at once by the empty plan. ``deadline`` (a
         ``time.monotonic()`` instant) bounds the whole call: each planner call gets what is left
         (at most ``timeout``), and when nothing is left the result is ``timeout`` with the
-        attempts made so far.
+        attempts made so far. Asked for an optimal plan, the satisficing planner's plan on ``first``
+        comes first: when the deadline stops every optimal search before its first plan, that plan is
+        the answer, with ``optimal`` false and why.
         """
         if self.evaluator.evaluate(goal, world):
             return TieredPlan(PlanStatus.SOLVED, (), HOLDS, ())
+        incumbent = self._incumbent(world, goal, first, deadline) if self.optimal else None
+        result = self._tiers(world, goal, first, anchors, full_state, deadline)
+        if incumbent is None:
+            return result
+        attempts = (incumbent, *result.attempts)
+        if result.solved or not incumbent.accepted:
+            return replace(result, attempts=attempts)
+        why = result.attempts[-1].reason if result.attempts else "no time was left for it"
+        note = (
+            f"the optimal search found no plan before the deadline ({why}); this is the satisficing planner's "
+            "plan, not proven cheapest"
+        )
+        cost = self._cost(world, incumbent)
+        return TieredPlan(PlanStatus.SOLVED, incumbent.result.plan, incumbent.tier, attempts, cost, False, note)
+
+    def _tiers(
+        self,
+        world: World,
+        goal: Formula,
+        first: Context,
+        anchors: Sequence[str],
+        full_state: bool,
+        deadline: float | None,
+    ) -> TieredPlan:
         attempts: list[TierAttempt] = []
         context: Context | None = first
         predicates = formula_predicates(goal)
@@ -250,6 +279,18 @@ class TieredPlanner:
     def _cost(self, world: World, attempt: TierAttempt) -> float:
         return self.evaluator.plan_cost(attempt.result.plan, world)
 
+    def _incumbent(self, world: World, goal: Formula, first: Context, deadline: float | None) -> TierAttempt | None:
+        """The satisficing planner's plan on the first context, kept in case no optimal one comes."""
+        timeout = min(INCUMBENT_SECONDS, self.timeout, _left(deadline))
+        if timeout <= 0:
+            return None
+        started = time.perf_counter()
+        entities, text = self._problem(world, goal, first)
+        built = time.perf_counter() - started
+        sizes = (len(entities), len(first.facts))
+        attempt, _ = self._attempt(TIERS[0], world, goal, sizes, text, built, timeout, planner=DEFAULT_PLANNER)
+        return attempt
+
     def _problem(self, world: World, goal: Formula, context: Context) -> tuple[tuple[Entity, ...], str]:
         named = goal_objects(goal) | {a for f in context.facts for a in f.args}
         missing = named - {e.name for e in context.entities} - set(self.domain.constants)
@@ -257,9 +298,18 @@ class TieredPlanner:
         return entities, problem_pddl(self.domain, entities, context.facts, goal)
 
     def _attempt(
-        self, tier: str, world: World, goal: Formula, sizes: tuple[int, int], text: str, built: float, timeout: float
+        self,
+        tier: str,
+        world: World,
+        goal: Formula,
+        sizes: tuple[int, int],
+        text: str,
+        built: float,
+        timeout: float,
+        *,
+        planner: str | None = None,
     ) -> tuple[TierAttempt, set[str]]:
-        result = solve(self.domain, text, self.planner, timeout)
+        result = solve(self.domain, text, planner or self.planner, timeout)
         if not result.solved:
             reason = result.message or f"the planner returned {result.status.value}"
             return TierAttempt(tier, *sizes, result, None, reason, text, built, 0.0), set()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from l3mp.pipelines import PlanConfig, SensorUpdater
 from l3mp.runtime import Runtime, RuntimeConfig, TaskStatus
 from perception import ThorNames, thor_observation
 from perception.thor import floor_distance
-from planning import TieredPlanner, World, parse_goal
+from planning import DEFAULT_PLANNER, PlanStatus, TieredPlanner, World, parse_goal
 from planning.problem import focused_context
 from tools.travel_domains import THOR, derive
 
@@ -165,3 +166,22 @@ def test_a_kitchen_task_walks_the_shortest_way_proven_and_runs_on_the_controller
     assert sent.count("TeleportFull") == len(walks) and sent.count("PutObject") == 2
     facts = {str(f) for f in memory.facts()}
     assert {f"(in_receptacle {apple} {sink})", f"(in_receptacle {mug} {sink})", f"(at robot_1 {sink})"} <= facts
+
+
+def test_when_no_optimal_plan_comes_before_the_deadline_the_satisficing_one_does() -> None:
+    objects = scene()
+    names = ThorNames(objects)
+    observation = thor_observation(_event(objects), names, TRAVEL)
+    world = World(TRAVEL, [e.entity() for e in observation.entities if e.name != "robot_1"], observation.facts())
+    pan = names.name(next(i for i in sorted(objects) if objects[i]["objectType"] == "Pan"))
+    goal = parse_goal(f"(and (in_receptacle {pan} sinkbasin_1) (in_receptacle apple_1 sinkbasin_1))")
+    # A* with LM-cut needs minutes for this one (measured: no plan in 90 s per tier); 8 s is far too short
+    planner = TieredPlanner(TRAVEL, timeout=8, optimal=True)
+    result = planner.plan(world, goal, focused_context(world, goal, ["robot_1"]), deadline=time.monotonic() + 20)
+    assert result.solved and not result.optimal and result.cost is not None and result.cost > 0
+    assert "the optimal search found no plan before the deadline" in result.note
+    first, *searches = result.attempts
+    assert first.result.planner == DEFAULT_PLANNER and first.accepted  # lama-first's plan, kept
+    assert searches and all(a.result.status is PlanStatus.TIMEOUT for a in searches)
+    outcome = planner.evaluator.validate(result.plan, world, goal)
+    assert outcome.executable and outcome.goal_reached
