@@ -93,7 +93,7 @@ def test_a_scene_becomes_a_travel_memory_and_a_moved_object_is_measured_anew(
     # a pickupable object moves 1 m: its distances are replaced, one value per pair, nothing else changes
     moved_id = next(i for i, o in sorted(objects.items()) if o["pickupable"])
     moved = names.name(moved_id)
-    position = dict(objects[moved_id]["position"])  # type: ignore[arg-type]
+    position = dict(objects[moved_id]["position"])
     objects[moved_id] = dict(objects[moved_id], position=dict(position, x=position["x"] + 1.0))
     second = SensorUpdater(memory).apply(thor_observation(_event(objects), names, TRAVEL)).update
     assert second.status is UpdateStatus.APPLIED, second.issues
@@ -102,7 +102,7 @@ def test_a_scene_becomes_a_travel_memory_and_a_moved_object_is_measured_anew(
     changed = {f for f in after - distances}
     assert changed and all(moved in f.args for f in changed)
     other = next(i for i in sorted(objects) if i != moved_id)
-    expected = floor_distance(objects[moved_id]["position"], objects[other]["position"])  # type: ignore[arg-type]
+    expected = floor_distance(objects[moved_id]["position"], objects[other]["position"])
     assert Fact("distance", (moved, names.name(other)), expected) in after
 
 
