@@ -17,14 +17,15 @@ from dataclasses import dataclass, replace
 from kg_memory import Domain, Entity, Fact
 from kg_memory.formula import And, Atom, Formula, Not, Or, Quantified
 from planning.evaluator import ActionEvaluator, GroundAction
-from planning.planner import DEFAULT_PLANNER, OPTIMAL_PLANNER, PlanResult, PlanStatus, solve
+from planning.planner import ANYTIME_PLANNER, DEFAULT_PLANNER, OPTIMAL_PLANNER, PlanResult, PlanStatus, solve
 from planning.problem import Context, full_context, goal_objects, neighbours, problem_pddl
 from planning.world import World
 
 TIERS = ("retrieved", "widened", "full")
 HOLDS = "holds"  # the tier of the empty plan, when the goal already holds in the full state
 # Asked for an optimal plan, the satisficing planner first finds one on the first context (about a
-# second), so that an optimal search the deadline stops before its first plan still leaves a plan.
+# second), so that an optimal search the deadline stops before its first plan still leaves a plan;
+# LAMA's anytime search then improves on it in what time is left, up to this long.
 INCUMBENT_SECONDS = 10.0
 
 
@@ -178,12 +179,13 @@ class TieredPlanner:
         ``time.monotonic()`` instant) bounds the whole call: each planner call gets what is left
         (at most ``timeout``), and when nothing is left the result is ``timeout`` with the
         attempts made so far. Asked for an optimal plan, the satisficing planner's plan on ``first``
-        comes first: when the deadline stops every optimal search before its first plan, that plan is
-        the answer, with ``optimal`` false and why.
+        comes first: when the deadline stops every optimal search before its first plan, that plan (or
+        a cheaper one LAMA's anytime search finds in what time is left) is the answer, with
+        ``optimal`` false and why.
         """
         if self.evaluator.evaluate(goal, world):
             return TieredPlan(PlanStatus.SOLVED, (), HOLDS, ())
-        incumbent = self._incumbent(world, goal, first, deadline) if self.optimal else None
+        incumbent = self._incumbent(world, goal, first, deadline, DEFAULT_PLANNER) if self.optimal else None
         result = self._tiers(world, goal, first, anchors, full_state, deadline)
         if incumbent is None:
             return result
@@ -191,9 +193,14 @@ class TieredPlanner:
         if result.solved or not incumbent.accepted:
             return replace(result, attempts=attempts)
         why = result.attempts[-1].reason if result.attempts else "no time was left for it"
+        improved = self._incumbent(world, goal, first, deadline, ANYTIME_PLANNER)  # in what time is left
+        if improved is not None:
+            attempts = (*attempts, improved)
+            if improved.accepted and self._cost(world, improved) < self._cost(world, incumbent):
+                incumbent = improved
         note = (
-            f"the optimal search found no plan before the deadline ({why}); this is the satisficing planner's "
-            "plan, not proven cheapest"
+            f"the optimal search found no plan before the deadline ({why}); this is the best plan the satisficing "
+            "searches found, not proven cheapest"
         )
         cost = self._cost(world, incumbent)
         return TieredPlan(PlanStatus.SOLVED, incumbent.result.plan, incumbent.tier, attempts, cost, False, note)
@@ -279,8 +286,10 @@ class TieredPlanner:
     def _cost(self, world: World, attempt: TierAttempt) -> float:
         return self.evaluator.plan_cost(attempt.result.plan, world)
 
-    def _incumbent(self, world: World, goal: Formula, first: Context, deadline: float | None) -> TierAttempt | None:
-        """The satisficing planner's plan on the first context, kept in case no optimal one comes."""
+    def _incumbent(
+        self, world: World, goal: Formula, first: Context, deadline: float | None, planner: str
+    ) -> TierAttempt | None:
+        """A satisficing ``planner``'s plan on the first context, kept in case no optimal one comes."""
         timeout = min(INCUMBENT_SECONDS, self.timeout, _left(deadline))
         if timeout <= 0:
             return None
@@ -288,7 +297,7 @@ class TieredPlanner:
         entities, text = self._problem(world, goal, first)
         built = time.perf_counter() - started
         sizes = (len(entities), len(first.facts))
-        attempt, _ = self._attempt(TIERS[0], world, goal, sizes, text, built, timeout, planner=DEFAULT_PLANNER)
+        attempt, _ = self._attempt(TIERS[0], world, goal, sizes, text, built, timeout, planner=planner)
         return attempt
 
     def _problem(self, world: World, goal: Formula, context: Context) -> tuple[tuple[Entity, ...], str]:
