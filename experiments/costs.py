@@ -6,7 +6,8 @@ cheapest route takes more steps than the shortest (worked out by hand from the f
 task is planned as ``l3mp plan --goal`` plans it (the goal's objects and the way to them first, then
 the tiers; plans validated from the full state) by Fast Downward's lama-first (satisficing), LAMA's
 anytime search and A* with LM-cut (``--optimal``: a plan proven cheapest for the retrieved context
-is then checked against the whole state within the same timeout). The optimal runs give the pruning
+is then checked against the whole state within the same timeout; when no optimal search finds a plan
+in time, the satisficing searches' best plan comes back, unproven). The optimal runs give the pruning
 gap: the cost proven optimal for the retrieved context against the cost proven optimal for the
 whole state, on the tasks where the whole state was searched to the end. Planning runs on the
 simulator's true state (no store, no model): this measures the planners, not the memory.
