@@ -47,6 +47,7 @@ from planning.tiers import TieredPlan, TieredPlanner
 from sim import HomeSpec, Simulator, generate_home
 from sim.floorplan import detours
 from sim.thor.data import read_scene
+from sim.thor.environment import observed_world
 
 DEFAULT_OUT = Path("experiments/results/costs.json")
 DOMAIN = "household-travel"
@@ -197,9 +198,7 @@ def _thor_kitchen(path: Path, domain: Domain, seed: int) -> tuple[World, tuple[s
     metadata = {"objects": list(objects.values()), "agent": {"position": floor}, "inventoryObjects": []}
     names = ThorNames(objects)
     observation = thor_observation(metadata, names, domain)
-    world = World(
-        domain, [e.entity() for e in observation.entities if e.name not in domain.constants], observation.facts()
-    )
+    world = observed_world(observation, domain)
     sink = next(i for i in sorted(objects) if objects[i]["objectType"] == "SinkBasin")
     fits = {f.args[0] for f in observation.facts() if f.predicate == "fits" and f.args[1] == names.name(sink)}
     inside = {names.name(i) for i in objects[sink].get("receptacleObjectIds") or ()}

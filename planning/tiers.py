@@ -185,7 +185,7 @@ class TieredPlanner:
         """
         if self.evaluator.evaluate(goal, world):
             return TieredPlan(PlanStatus.SOLVED, (), HOLDS, ())
-        incumbent = self._incumbent(world, goal, first, deadline, DEFAULT_PLANNER) if self.optimal else None
+        incumbent = self._satisficing(world, goal, first, deadline, DEFAULT_PLANNER) if self.optimal else None
         result = self._tiers(world, goal, first, anchors, full_state, deadline)
         if incumbent is None:
             return result
@@ -193,7 +193,7 @@ class TieredPlanner:
         if result.solved or not incumbent.accepted:
             return replace(result, attempts=attempts)
         why = result.attempts[-1].reason if result.attempts else "no time was left for it"
-        improved = self._incumbent(world, goal, first, deadline, ANYTIME_PLANNER)  # in what time is left
+        improved = self._satisficing(world, goal, first, deadline, ANYTIME_PLANNER)  # in what time is left
         if improved is not None:
             attempts = (*attempts, improved)
             if improved.accepted and self._cost(world, improved) < self._cost(world, incumbent):
@@ -286,7 +286,7 @@ class TieredPlanner:
     def _cost(self, world: World, attempt: TierAttempt) -> float:
         return self.evaluator.plan_cost(attempt.result.plan, world)
 
-    def _incumbent(
+    def _satisficing(
         self, world: World, goal: Formula, first: Context, deadline: float | None, planner: str
     ) -> TierAttempt | None:
         """A satisficing ``planner``'s plan on the first context, kept in case no optimal one comes."""

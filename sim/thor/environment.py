@@ -42,6 +42,12 @@ INTERACTIONS: dict[str, tuple[str, int | None]] = {
 }
 
 
+def observed_world(observation: Observation, domain: Domain) -> World:
+    """What an observation of everything (THOR's ``all`` view) says, as a world to plan or judge in."""
+    entities = [e for e in observation.to_entities() if e.name not in domain.constants]
+    return World(domain, entities, observation.facts())
+
+
 class ThorActionError(SimulationError):
     """A PDDL action the thor domain does not have, or one naming unknown objects."""
 
@@ -172,8 +178,7 @@ class ThorEnvironment:
         if not goal:
             return None
         observation = thor_observation(self.metadata, self.names, self.domain, standing=self.standing)
-        entities = [e.entity() for e in observation.entities if e.name not in self.domain.constants]
-        return self._evaluator.evaluate(parse_goal(goal), World(self.domain, entities, observation.facts()))
+        return self._evaluator.evaluate(parse_goal(goal), observed_world(observation, self.domain))
 
     # -- helpers -----------------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from perception import ThorNames, thor_observation
 from perception.thor import floor_distance
 from planning import DEFAULT_PLANNER, OPTIMAL_PLANNER, PlanStatus, TieredPlanner, World, parse_goal
 from planning.problem import focused_context
+from sim.thor.environment import observed_world
 from tools.travel_domains import THOR, derive
 
 TRAVEL = DomainRegistry().get("thor-travel")
@@ -172,7 +173,7 @@ def test_when_no_optimal_plan_comes_before_the_deadline_the_satisficing_one_does
     objects = scene()
     names = ThorNames(objects)
     observation = thor_observation(_event(objects), names, TRAVEL)
-    world = World(TRAVEL, [e.entity() for e in observation.entities if e.name != "robot_1"], observation.facts())
+    world = observed_world(observation, TRAVEL)
     pan = names.name(next(i for i in sorted(objects) if objects[i]["objectType"] == "Pan"))
     goal = parse_goal(f"(and (in_receptacle {pan} sinkbasin_1) (in_receptacle apple_1 sinkbasin_1))")
     # A* with LM-cut needs minutes for this one (measured: no plan in 90 s per tier); 8 s is far too short
