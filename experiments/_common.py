@@ -1,5 +1,6 @@
 """What the benchmarks share: machine facts, garbage-collector handling, percentiles, the results
-file's common fields and its writing, and PASS/MISS cells for the rich tables."""
+file's common fields and its writing, targets judged (a target without a sample is not measured,
+never passed) and their PASS/MISS/NOT MEASURED cells for the rich tables."""
 
 from __future__ import annotations
 
@@ -120,14 +121,35 @@ def write_results(path: Path, results: dict[str, Any]) -> None:
     path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 
 
-def judged(target: str, measured: Any, passed: bool) -> dict[str, Any]:
-    """A target's entry in a results file (``pass`` a plain bool, even from numpy)."""
+NOT_MEASURED = "not measured"
+
+
+def judged(target: str, measured: Any, passed: bool | None, *, samples: int | None = None) -> dict[str, Any]:
+    """A target's entry in a results file (``pass`` a plain bool, even from numpy).
+
+    With no sample to judge (``samples`` 0, or ``passed`` None) the target was not measured: ``pass`` is
+    null and ``verdict`` says so, since an empty set meets every "all of" and "none of" vacuously.
+    """
+    if passed is None or samples == 0:
+        return {"target": target, "measured": measured, "pass": None, "verdict": NOT_MEASURED}
     return {"target": target, "measured": measured, "pass": bool(passed)}
 
 
+def judged_all(target: str, hits: int, samples: int) -> dict[str, Any]:
+    """A target every sample must meet, measured as ``hits/samples``: not measured without a sample."""
+    return judged(target, f"{hits}/{samples}", hits == samples, samples=samples)
+
+
+def verdict_word(target: dict[str, Any]) -> str:
+    """A rich table cell: PASS, MISS or NOT MEASURED."""
+    if target.get("pass") is None:
+        return "[yellow]NOT MEASURED[/]"
+    return "[green]PASS[/]" if target["pass"] else "[red]MISS[/]"
+
+
 def verdict(target: dict[str, Any]) -> str:
-    """A rich table cell: PASS or MISS, and the target."""
-    return f"{'[green]PASS' if target['pass'] else '[red]MISS'}[/] {target['target']}"
+    """A rich table cell: PASS, MISS or NOT MEASURED, and the target."""
+    return f"{verdict_word(target)} {target['target']}"
 
 
 def description(doc: str | None) -> str:

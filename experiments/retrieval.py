@@ -26,7 +26,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from experiments._common import description
+from experiments._common import description, verdict_word
 from experiments._shared import progress
 
 DEFAULT_OUT = Path("experiments/results/retrieval.json")
@@ -180,8 +180,7 @@ def targets_table(targets: dict[str, dict[str, Any]]) -> Table:
     for column in ("target", "measured", "verdict"):
         table.add_column(column, justify="right" if column == "measured" else "left")
     for target in targets.values():
-        verdict = "[green]PASS" if target["pass"] else "[red]MISS"
-        table.add_row(target["target"], str(target["measured"]), verdict)
+        table.add_row(target["target"], str(target["measured"]), verdict_word(target))
     return table
 
 

@@ -262,7 +262,8 @@ TARGETS = (
 
 
 def judge(scales: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, dict[str, Any]]:
-    """PASS/MISS of every target whose scale ran, on the embedded store's figures where it ran."""
+    """PASS/MISS of every target whose scale ran, on the embedded store's figures where it ran (not
+    measured where the figure is None: no sample)."""
     verdicts = {}
     for target in TARGETS:
         by_store = scales.get(target.scale)
@@ -272,7 +273,7 @@ def judge(scales: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, di
         if target.key == "latency_large" and store != EMBEDDED_STORE:
             continue
         value = by_store[store]["retrievers"]["search"][target.measure]
-        passed = value is not None and (value <= target.bound if target.at_most else value >= target.bound)
+        passed = None if value is None else value <= target.bound if target.at_most else value >= target.bound
         verdicts[target.key] = judged(target.text, value, passed)
     re_embedded = sum(r["re_embedded_after_warmup"] for s in scales.values() for r in s.values())
     verdicts["re_embedded"] = judged("no entity re-embedded after warm-up", re_embedded, re_embedded == 0)

@@ -26,12 +26,23 @@ def cumulative_success(steps: Sequence[Step]) -> list[float]:
     return rates
 
 
+def _errors(steps: Sequence[Step]) -> dict[str, Any]:
+    """The simulated model's injected errors and what became of them."""
+    injected = Counter(kind for s in steps for kind in s.injected)
+    return {
+        "injected": dict(sorted(injected.items())),
+        "answers_detectable": sum(s.detectable for s in steps),
+        "answers_detected": sum(s.detected for s in steps),
+        "answers_written": sum(s.slipped for s in steps),
+    }
+
+
 def summarize_lane(lane: Lane) -> dict[str, Any]:
+    """A variant's figures; ``errors`` is None for a model without injected errors (a real one)."""
     steps = lane.steps
     overhead_ms = [s.overhead * 1000 for s in steps]
     tokens = [s.prompt_tokens for s in steps]
     succeeded = [s.prompt_tokens for s in steps if s.success]
-    injected = Counter(kind for s in steps for kind in s.injected)
     return {
         "variant": lane.variant.name,
         "retriever": lane.variant.retriever,
@@ -52,12 +63,7 @@ def summarize_lane(lane: Lane) -> dict[str, Any]:
             "p95": round(_quantile(overhead_ms, 95), 2),
             "max": round(max(overhead_ms, default=0.0), 2),
         },
-        "errors": {
-            "injected": dict(sorted(injected.items())),
-            "answers_detectable": sum(s.detectable for s in steps),
-            "answers_detected": sum(s.detected for s in steps),
-            "answers_written": sum(s.slipped for s in steps),
-        },
+        "errors": _errors(steps) if lane.oracle is not None else None,
         "violations": {
             "steps_with_any": sum(s.violations > 0 for s in steps),
             "max": max((s.violations for s in steps), default=0),

@@ -21,7 +21,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from experiments._common import judged
+from experiments._common import NOT_MEASURED, judged, judged_all, verdict_word
 from experiments._shared import open_store, progress
 from experiments.update_eval.episode import VARIANTS, run_episode
 from experiments.update_eval.report import summarize
@@ -149,14 +149,23 @@ def _print_per_update(console: Console, results: dict[str, Any]) -> None:
     console.print(table)
 
 
+SIMULATED_ONLY = ("error_rate", "correct_on_reprompt")  # the simulated model's own knobs
+CONFIGURED_ONLY = ("cassettes",)  # where the configured model's traffic was recorded
+
+
+def applied_parameters(args: argparse.Namespace) -> dict[str, Any]:
+    """The options that applied to the run: a configured model's run has no injected-error rates."""
+    skip = {"command", *(SIMULATED_ONLY if args.model == "configured" else CONFIGURED_ONLY)}
+    return {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k not in skip}
+
+
 def _header(args: argparse.Namespace) -> dict[str, Any]:
-    values = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k not in ("command",)}
     return {
         "benchmark": "updates",
         "time": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {"cpu_count": os.cpu_count(), "python": sys.version.split()[0], "platform": platform.platform()},
         "store": "sqlite",
-        "parameters": values,
+        "parameters": applied_parameters(args),
     }
 
 
@@ -165,15 +174,21 @@ def judge(variants: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     for name, figures in variants.items():
         p95 = figures["overhead_ms"]["p95"]
         target = f"{name}: pipeline overhead ≤ {OVERHEAD_TARGET_MS:.0f} ms/update (p95)"
-        targets[f"overhead_{name}"] = judged(target, p95, p95 <= OVERHEAD_TARGET_MS)
+        targets[f"overhead_{name}"] = judged(target, p95, p95 <= OVERHEAD_TARGET_MS, samples=figures["steps"])
         if figures["verified"]:
             steps = figures["violations"]["steps_with_any"]
-            targets[f"violations_{name}"] = judged(f"{name}: steps with a rule violation stored = 0", steps, not steps)
-            errors = figures["errors"]
-            found = f"{errors['answers_detected']}/{errors['answers_detectable']}"
-            caught = errors["answers_detected"] == errors["answers_detectable"]
-            targets[f"detected_{name}"] = judged(f"{name}: detectable injected errors refused", found, caught)
+            target = f"{name}: steps with a rule violation stored = 0"
+            targets[f"violations_{name}"] = judged(target, steps, not steps, samples=figures["steps"])
+            targets[f"detected_{name}"] = _detected(name, figures["errors"])
     return targets
+
+
+def _detected(name: str, errors: dict[str, Any] | None) -> dict[str, Any]:
+    """Refused / detectable injected errors; a model without injected errors (a real one) measures none."""
+    target = f"{name}: detectable injected errors refused"
+    if errors is None:
+        return judged(target, "no injected errors (not the simulated model)", None)
+    return judged_all(target, errors["answers_detected"], errors["answers_detectable"])
 
 
 def _accuracy_table(results: dict[str, Any]) -> Table:
@@ -202,22 +217,27 @@ ROWS: tuple[tuple[str, Cell], ...] = (
         "applied / noop / rejected",
         lambda v: "/".join(str(v["status"].get(s, 0)) for s in ("applied", "noop", "rejected")),
     ),
-    ("injected errors", lambda v: str(sum(v["errors"]["injected"].values()))),
+    ("injected errors", lambda v: str(sum(v["errors"]["injected"].values())) if v["errors"] else NOT_MEASURED),
     ("  detectable / refused / written", lambda v: _errors(v["errors"])),
     ("steps with a rule violation", lambda v: str(v["violations"]["steps_with_any"])),
 )
 
 
-def _errors(errors: dict[str, Any]) -> str:
+def _errors(errors: dict[str, Any] | None) -> str:
+    if errors is None:
+        return NOT_MEASURED
     return f"{errors['answers_detectable']} / {errors['answers_detected']} / {errors['answers_written']}"
+
+
+def _model(results: dict[str, Any]) -> str:
+    rate = results["parameters"].get("error_rate")
+    return results["model"] if rate is None else f"{100 * rate:.0f}% injected errors (simulated model)"
 
 
 def print_report(console: Console, results: dict[str, Any]) -> None:
     variants = results["variants"]
-    table = Table(
-        title=f"updates: {results['home']['entities']} entities, {results['parameters']['steps']} steps, "
-        f"{100 * results['parameters']['error_rate']:.0f}% injected errors (simulated model)"
-    )
+    entities, steps = results["home"]["entities"], results["parameters"]["steps"]
+    table = Table(title=f"updates: {entities} entities, {steps} steps, {_model(results)}")
     table.add_column("measure")
     for name in variants:
         table.add_column(name, justify="right")
@@ -234,5 +254,5 @@ def print_report(console: Console, results: dict[str, Any]) -> None:
     for column in ("target", "measured", "verdict"):
         targets.add_column(column)
     for target in results["targets"].values():
-        targets.add_row(target["target"], str(target["measured"]), "[green]PASS" if target["pass"] else "[red]MISS")
+        targets.add_row(target["target"], str(target["measured"]), verdict_word(target))
     console.print(targets)

@@ -2,7 +2,8 @@
 
 Every error body has the same shape: ``{"error": {"code", "message", "issues", "update"}}``.
 The library never raises HTTP errors; routes raise :class:`Rejected` for a recorded rejection.
-Every ``L3mpError`` is a 4xx or a 503; anything else unexpected is a JSON 500 with a request id
+Every ``L3mpError`` has its own code (or a parent's, deliberately) and is a 4xx, or a 502/503 when
+a model, the store or the embedder failed; anything else unexpected is a JSON 500 with a request id
 that names the logged traceback, never a plain-text page.
 """
 
@@ -20,9 +21,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kg_memory import (
     DomainError,
+    HistoryCompacted,
     ImportMismatch,
     InvalidName,
     InvalidValue,
+    KgMemoryError,
     L3mpError,
     MemoryExists,
     NotApplicable,
@@ -34,12 +37,22 @@ from kg_memory import (
     Update,
     VersionConflict,
 )
-from kg_memory.history import HistoryCompacted
-from l3mp.llm import LLMError, ModelUnavailable
-from l3mp.pipelines.domains import DomainClash, ImportFailed
+from l3mp.llm import (
+    DeadlinePassed,
+    InvalidMessage,
+    LLMError,
+    MalformedOutput,
+    ModelUnavailable,
+    PromptTooLong,
+)
+from l3mp.llm.local import LocalModelError
+from l3mp.pipelines import DomainClash, ImportFailed
+from l3mp.prompts import InvalidPromptInput
 from l3mp.service.schemas import ErrorBody, ErrorDetail, IssueOut, UpdateOut
-from planning import PlanningError, WorldError
-from retrieval.errors import RetrievalError
+from perception import PerceptionError, ThorMetadataError
+from planning import ExplainError, GoalSyntaxError, PlanningError, WorldError
+from planning.pddl_io import PddlError, UnsupportedFeature
+from retrieval import EmbeddingError, InvalidParameters, InvalidQuery, RetrievalError, UnknownRetriever
 
 log = logging.getLogger(__name__)
 
@@ -72,32 +85,59 @@ class Overloaded(Exception):
         super().__init__(message)
 
 
-# (exception class, HTTP status, error code), most specific first
-_MAPPING: tuple[tuple[type[Exception], int, str], ...] = (
-    (UnknownMemory, 404, "unknown_memory"),
-    (UnknownUpdate, 404, "unknown_update"),
-    (UnknownDomain, 404, "unknown_domain"),
-    (MemoryExists, 409, "memory_exists"),
-    (VersionConflict, 409, "version_conflict"),
-    (HistoryCompacted, 410, "history_compacted"),
-    (TooLarge, 413, "too_large"),
-    (StoreUnavailable, 503, "store_unavailable"),
-    (ModelUnavailable, 503, "model_unavailable"),
-    (LLMError, 502, "model_error"),
-    (InvalidName, 422, "invalid_name"),
-    (InvalidValue, 422, "invalid_value"),
-    (ImportMismatch, 422, "import_mismatch"),
-    (RetrievalError, 422, "retrieval_error"),
-    (DomainClash, 409, "domain_clash"),
-    (ImportFailed, 422, "import_failed"),
-    (NotApplicable, 409, "not_applicable"),
-    (StoreFailure, 503, "store_failure"),
-    (DomainError, 422, "domain_error"),
-    (PlanningError, 422, "planning_error"),
-    (WorldError, 422, "world_error"),
-    # any other error of ours (the simulator's, a prompt's input) is about what was asked for
-    (L3mpError, 422, "invalid_input"),
-)
+# (HTTP status, error code) per error class. An error takes the entry of the first class of its MRO
+# that has one, so a subclass's own entry always wins over its parent's, whatever the order here.
+# A class without an entry answers with its nearest mapped parent's (the model's stand-ins, the
+# daemon's inbox): tests/l3mp/service/test_error_codes.py lists which, and why.
+CODES: dict[type[Exception], tuple[int, str]] = {
+    # the memory
+    UnknownMemory: (404, "unknown_memory"),
+    UnknownUpdate: (404, "unknown_update"),
+    UnknownDomain: (404, "unknown_domain"),
+    MemoryExists: (409, "memory_exists"),
+    VersionConflict: (409, "version_conflict"),
+    NotApplicable: (409, "not_applicable"),
+    HistoryCompacted: (410, "history_compacted"),
+    InvalidName: (422, "invalid_name"),
+    InvalidValue: (422, "invalid_value"),
+    ImportMismatch: (422, "import_mismatch"),
+    DomainError: (422, "domain_error"),
+    StoreUnavailable: (503, "store_unavailable"),
+    StoreFailure: (503, "store_failure"),
+    KgMemoryError: (422, "memory_error"),
+    # the request body
+    TooLarge: (413, "too_large"),
+    # the language model
+    ModelUnavailable: (503, "model_unavailable"),
+    LocalModelError: (503, "local_model_unavailable"),
+    DeadlinePassed: (503, "model_deadline_passed"),
+    PromptTooLong: (422, "prompt_too_long"),
+    InvalidMessage: (422, "invalid_message"),
+    MalformedOutput: (502, "malformed_model_output"),
+    LLMError: (502, "model_error"),
+    InvalidPromptInput: (422, "invalid_prompt_input"),
+    # domains and imports
+    DomainClash: (409, "domain_clash"),
+    ImportFailed: (422, "import_failed"),
+    # retrieval
+    InvalidQuery: (422, "invalid_query"),
+    InvalidParameters: (422, "invalid_retrieval_parameters"),
+    UnknownRetriever: (422, "unknown_retriever"),
+    EmbeddingError: (503, "embedding_unavailable"),
+    RetrievalError: (422, "retrieval_error"),
+    # planning
+    WorldError: (422, "world_error"),
+    GoalSyntaxError: (422, "goal_syntax_error"),
+    UnsupportedFeature: (422, "unsupported_pddl_feature"),
+    PddlError: (422, "pddl_error"),
+    ExplainError: (422, "explain_error"),
+    PlanningError: (422, "planning_error"),
+    # perception
+    ThorMetadataError: (422, "thor_metadata_error"),
+    PerceptionError: (422, "perception_error"),
+    # any other error of ours (the simulator's, say) is about what was asked for
+    L3mpError: (422, "invalid_input"),
+}
 
 # who may call the documented routes, for the OpenAPI schema
 RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -109,7 +149,7 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
         (409, "the memory exists, or changed since it was read"),
         (413, "request body too large"),
         (422, "invalid input, or the update was rejected (recorded, with its issues)"),
-        (503, "the store or the language model is unavailable"),
+        (503, "the store, the language model or the embedding model is unavailable"),
     )
 }
 
@@ -135,11 +175,16 @@ def error_response(
     return JSONResponse(status_code=status, content=jsonable_encoder(body, exclude_none=True))
 
 
+def mapped_class(kind: type[BaseException]) -> type[Exception] | None:
+    """The class whose entry in :data:`CODES` an error of ``kind`` answers with: the nearest in its MRO."""
+    return next((cls for cls in kind.__mro__ if cls in CODES), None)
+
+
 def status_of(exc: Exception) -> tuple[int, str]:
-    for kind, status, code in _MAPPING:
-        if isinstance(exc, kind):
-            return status, code
-    return 500, "internal_error"  # not an L3mpError: see _unexpected
+    mapped = mapped_class(type(exc))
+    if mapped is None:
+        return 500, "internal_error"  # not an L3mpError: see _unexpected
+    return CODES[mapped]
 
 
 async def _domain_error(request: Request, exc: Exception) -> JSONResponse:
