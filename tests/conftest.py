@@ -172,3 +172,48 @@ def local_server() -> Iterator[Any]:
         yield server
     finally:
         server.stop()
+
+
+class StallingPlanner:
+    """Planners whose searches never end (see stalling_planner.py): the pids of those that started."""
+
+    def __init__(self, pids: Path) -> None:
+        self.pids = pids
+
+    def stalled(self) -> list[int]:
+        """The pids of the searches that stalled (each ran until its time limit killed it)."""
+        return sorted(int(p.name) for p in self.pids.iterdir())
+
+    def running(self) -> list[int]:
+        """The stalled searches still alive: none, once their time limits have killed and reaped them."""
+        return [pid for pid in self.stalled() if Path(f"/proc/{pid}").exists()]
+
+
+STAND_IN = ROOT / "tests" / "planning" / "stalling_planner.py"
+
+
+@pytest.fixture
+def stalling_planner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Install the stand-in; call the result with the problem size (bytes) from which Fast Downward's
+    searches stall, or the search (``astar``) that stalls. Through unified-planning (Fast Downward
+    there, LAPKT) every search stalls."""
+    from up_fast_downward.fast_downward import FastDownwardMixin
+
+    from planning import _fd_text, _lapkt
+
+    def install(min_bytes: int | None = None, *, search: str | None = None) -> StallingPlanner:
+        pids = tmp_path / "stalled"
+        pids.mkdir(exist_ok=True)
+        monkeypatch.setenv("L3MP_REAL_DRIVER", str(_fd_text._driver()))
+        monkeypatch.setenv("L3MP_STALL_PIDS", str(pids))
+        if min_bytes is not None:
+            monkeypatch.setenv("L3MP_STALL_BYTES", str(min_bytes))
+        if search is not None:
+            monkeypatch.setenv("L3MP_STALL_SEARCH", search)
+        monkeypatch.setattr(_fd_text, "_driver", lambda: STAND_IN)
+        stall = [sys.executable, str(STAND_IN), "--stall"]
+        monkeypatch.setattr(FastDownwardMixin, "_base_cmd", lambda self, plan: [*stall, "--plan-file", plan])
+        monkeypatch.setattr(_lapkt.LapktPlanner, "_get_cmd", lambda self, domain, problem, plan: stall)
+        return StallingPlanner(pids)
+
+    return install

@@ -6,7 +6,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +32,7 @@ from kg_memory import (
     WorldMemory,
 )
 from kg_memory.stores import Neo4jStore
+from kg_memory.stores import neo4j as neo4j_store_module
 
 # -- 1. Neo4j unreachable -------------------------------------------------------------------
 
@@ -88,7 +89,6 @@ def test_unreachable_neo4j_raises_store_unavailable_quickly(
 # -- 2. Neo4j killed in the middle of an update ----------------------------------------------
 
 LAMPS_PER_BATCH = 3000
-KILL_AFTER_COMMIT_START_S = 0.1
 
 
 @dataclass
@@ -146,16 +146,28 @@ def test_neo4j_with_authentication(private_neo4j: PrivateNeo4j, domains: DomainR
     right.close()
 
 
-class _SignallingNeo4jStore(Neo4jStore):
-    """The real store, announcing when a commit transaction starts so the kill can aim at it."""
+@dataclass
+class _CommitGate:
+    """Holds the ``pause_at``-th commit's transaction open, its facts written but not committed,
+    until the server has been killed: the kill lands mid-commit however fast the machine is."""
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.commits_started = 0
+    pause_at: int
+    adds: int = 0
+    mid_commit: threading.Event = field(default_factory=threading.Event)
+    killed: threading.Event = field(default_factory=threading.Event)
 
-    def commit(self, update: Update, expected_version: int) -> Update:
-        self.commits_started += 1
-        return super().commit(update, expected_version)
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        real = neo4j_store_module.change_facts
+
+        def change_facts(tx: neo4j.ManagedTransaction, memory: str, facts: Iterable[Fact], change: str) -> None:
+            real(tx, memory, facts, change)
+            if change == "add":
+                self.adds += 1
+                if self.adds == self.pause_at:
+                    self.mid_commit.set()
+                    self.killed.wait(120)
+
+        monkeypatch.setattr(neo4j_store_module, "change_facts", change_facts)
 
 
 def _lamp_batch(batch: int) -> tuple[tuple[Entity, ...], frozenset[Fact]]:
@@ -175,7 +187,6 @@ def _commit_next_batch(store: GraphStore, memory: str, batch: int, version: int)
 @dataclass
 class _Writer:
     memory: WorldMemory
-    store: _SignallingNeo4jStore
     acked: list[Update] = field(default_factory=list)
     in_flight: int | None = None
     error: BaseException | None = None
@@ -199,9 +210,9 @@ class _Writer:
 @pytest.mark.slow
 @pytest.mark.neo4j
 def test_neo4j_killed_mid_update_keeps_last_committed_state(
-    private_neo4j: PrivateNeo4j, domains: DomainRegistry
+    private_neo4j: PrivateNeo4j, domains: DomainRegistry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = _SignallingNeo4jStore(private_neo4j.uri, None, domains, timeout=2, retry_time=1)
+    store = Neo4jStore(private_neo4j.uri, None, domains, timeout=2, retry_time=1)
     store.init_schema()
     memory = survey(store, "kill_me")
     small = [
@@ -215,24 +226,20 @@ def test_neo4j_killed_mid_update_keeps_last_committed_state(
     before_batches = memory.facts()
     entities_before = set(memory.entities())
 
-    writer = _Writer(memory, store)
+    gate = _CommitGate(pause_at=2)  # the second batch's commit, once the first is acknowledged
+    gate.install(monkeypatch)
+    writer = _Writer(memory)
     thread = threading.Thread(target=writer.run, daemon=True)
-    # Aim at the second batch's commit transaction, once the first is acknowledged.
-    target = store.commits_started + 2
     thread.start()
-    deadline = time.monotonic() + 120
-    while store.commits_started < target and writer.error is None and time.monotonic() < deadline:
-        time.sleep(0.005)
-    assert writer.error is None, writer.error
-    assert store.commits_started == target, "the writer did not get going"
-    time.sleep(KILL_AFTER_COMMIT_START_S)
+    assert gate.mid_commit.wait(120), f"the writer did not reach its second commit ({writer.error!r})"
     private_neo4j.kill()
+    gate.killed.set()
     thread.join(60)
     writer.stop.set()
     assert not thread.is_alive(), "the writer hung after the server died"
 
     assert isinstance(writer.error, StoreUnavailable), f"expected StoreUnavailable, got {writer.error!r}"
-    assert writer.in_flight is not None
+    assert writer.in_flight == 1 and len(writer.acked) == 1
     with pytest.raises(StoreUnavailable):
         store.get_memory(memory.name)
     with pytest.raises(StoreUnavailable):  # the write path itself (the domain is cached by now)
@@ -243,32 +250,18 @@ def test_neo4j_killed_mid_update_keeps_last_committed_state(
     reopened = Neo4jStore(private_neo4j.uri, None, domains, timeout=5, retry_time=5)
     try:
         after = WorldMemory.open(reopened, memory.name)
-        last_acked = writer.acked[-1].version
-        version = after.version
-        assert version in (last_acked, last_acked + 1), f"version {version}, last acknowledged {last_acked}"
-
-        lamps, in_flight_facts = _lamp_batch(writer.in_flight)
-        in_flight_names = {lamp.name for lamp in lamps}
-        stored_names = set(after.entities())
-        facts = after.facts()
-        committed = before_batches.union(*(_lamp_batch(b)[1] for b in range(writer.in_flight)))
-        committed_names = entities_before.union(
-            *({lamp.name for lamp in _lamp_batch(b)[0]} for b in range(writer.in_flight))
-        )
-        if version == last_acked:  # the in-flight update was lost whole
-            assert not in_flight_names & stored_names, "part of the killed update's entities survived"
-            assert facts == committed
-            assert stored_names == committed_names
-        else:  # it committed before the kill, just not acknowledged: it must be whole
-            assert in_flight_names <= stored_names
-            assert facts == committed | in_flight_facts
-            assert stored_names == committed_names | in_flight_names
+        # the killed update was lost whole: none of its entities or facts, and the version before it
+        assert after.version == writer.acked[-1].version
+        lamps, _ = _lamp_batch(writer.in_flight)
+        assert not {lamp.name for lamp in lamps} & set(after.entities()), "part of the killed update survived"
+        assert after.facts() == before_batches | _lamp_batch(0)[1]
+        assert set(after.entities()) == entities_before | {lamp.name for lamp in _lamp_batch(0)[0]}
 
         applied = assert_history_consistent(after)
         acked_ids = [u.id for u in (*small, *writer.acked)]
         history_ids = [u.id for u in applied]
         assert history_ids[1 : 1 + len(acked_ids)] == acked_ids, "an acknowledged update is missing from history"
-        assert len(history_ids) == version
+        assert len(history_ids) == after.version
     finally:
         reopened.close()
 

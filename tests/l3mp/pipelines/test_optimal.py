@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,17 +75,19 @@ def test_optimal_over_rest(plant: Settings) -> None:
     assert best["plan"] == CHEAP and best["optimal"] is True and best["cost"] == 5.25
 
 
-def test_when_the_deadline_ends_the_search_the_best_plan_so_far_is_not_proven() -> None:
-    # a household of 1,200 things: the retrieved context is proven quickly, the whole state is not
+def test_when_the_deadline_ends_the_search_the_best_plan_so_far_is_not_proven(stalling_planner: Any) -> None:
+    # a household of 1,200 things: the retrieved context is proven for real; the search of the whole
+    # state never ends, so its time limit stops it
+    stalls = stalling_planner(min_bytes=20_000)
     home = generate_home(HomeSpec(seed=3, rooms=30, items=1_000, people=4))
     world = World(DomainRegistry().get("household"), home.entities, home.facts)
     cup = next(c for c in world.objects_of("cup"))
     goal = Atom("held", (cup, "robot_1"))
     first = focused_context(world, goal, ["robot_1"])
-    result = TieredPlanner(world.domain, timeout=3.0, optimal=True).plan(world, goal, first, anchors=["robot_1"])
+    result = TieredPlanner(world.domain, timeout=10.0, optimal=True).plan(world, goal, first, anchors=["robot_1"])
     assert result.status is PlanStatus.SOLVED and result.tier == "retrieved" and len(result.plan) >= 1
     assert not result.optimal and result.cost == len(result.plan)
     full = result.attempts[-1]
     assert full.tier == "full" and full.result.status is PlanStatus.TIMEOUT
-    assert full.result.plan_seconds < 3.0 + 1.0  # the deadline is wall-clock: no overrun
+    assert len(stalls.stalled()) == 1 and stalls.running() == []  # killed at its time limit
     assert "ran out of its" in result.note and "retrieved context" in result.note

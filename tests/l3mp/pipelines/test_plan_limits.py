@@ -1,13 +1,14 @@
-"""Issue 15, case 13: a home with N items on one table (both stores).
+"""A home with N items on one table (both stores).
 
 A goal that already holds answers at once with the empty plan; one that does not plans on a small
 context instead of all N items; and a request that runs out of its deadline ends with ``timeout``
-and the attempts it made. Before: N=2,000 took 70 s (timeout) and 14,000 gave no answer in 590 s.
+and the attempts it made.
 """
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 from conftest import unique_name
@@ -47,9 +48,13 @@ def test_a_goal_at_the_crowded_table_plans_on_a_small_context(crowded: WorldMemo
 
 
 @pytest.mark.slow
-def test_the_deadline_ends_planning_with_timeout_and_what_was_tried(crowded: WorldMemory) -> None:
-    # one hand cannot hold two things: unsolvable in every tier, and the full tier (2,000 objects)
-    # is far slower than the deadline
+def test_the_deadline_ends_planning_with_timeout_and_what_was_tried(
+    crowded: WorldMemory, stalling_planner: Any
+) -> None:
+    # one hand cannot hold two things: unsolvable in every tier. The pruned tiers are searched for
+    # real; the full tier (2,000 objects) goes to a search that never ends, so it is the deadline,
+    # not the machine's speed, that ends it
+    stalls = stalling_planner(min_bytes=20_000)
     deadline = 15.0
     planner = TaskPlanner(crowded, config=PlanConfig(retriever="full", deadline=deadline))
     started = time.monotonic()
@@ -57,6 +62,8 @@ def test_the_deadline_ends_planning_with_timeout_and_what_was_tried(crowded: Wor
     elapsed = time.monotonic() - started
     assert report.status == "timeout", report.issues
     attempts = report.to_json()["attempts"]
-    assert attempts and attempts[0]["status"] == "unsolvable"  # what it tried, and how that went
+    assert attempts[0]["status"] == "unsolvable"  # what it tried, and how that went
+    assert attempts[-1]["tier"] == "full" and attempts[-1]["status"] == "timeout"
     assert any("deadline of 15 s ran out" in issue for issue in report.issues)
-    assert elapsed < deadline + 2.0  # the planner process is killed at the deadline, not left running
+    assert len(stalls.stalled()) == 1 and stalls.running() == []  # the search was killed at the deadline
+    assert elapsed < deadline * 3  # and the answer came then, not whenever the search would have ended

@@ -1,4 +1,4 @@
-"""Optimal plans in the household where moving costs the walk (household-travel, issue 20): from a
+"""Optimal plans in the household where moving costs the walk (household-travel): from a
 memory in each store, through the plan pipeline and the CLI, the cheapest route even when it takes
 more steps than the shortest; and, when the deadline ends the search, the best plan so far, not proven."""
 
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import unique_name
@@ -73,13 +74,16 @@ def test_l3mp_plan_optimal_in_the_travel_home(tmp_path: Path, capsys: pytest.Cap
 
 
 @pytest.mark.slow
-def test_when_the_deadline_ends_the_search_the_best_plan_so_far_comes_back_unproven(store: GraphStore) -> None:
-    # the paper-scale home: the retrieved context is searched to the end in a second or two, the
-    # whole state (some 300 entities) needs far longer than the 4 s each search may take
+def test_when_the_deadline_ends_the_search_the_best_plan_so_far_comes_back_unproven(
+    store: GraphStore, stalling_planner: Any
+) -> None:
+    # the paper-scale home: the retrieved context is searched to the end for real; the search of the
+    # whole state (some 380 entities) never ends, so it is each search's time limit that stops it
+    stalls = stalling_planner(min_bytes=15_000)
     home = generate_home(HomeSpec(seed=0))
     room, metres, _, _ = detour(home)
     memory = seeded(store, home)
-    report = TaskPlanner(memory, config=PlanConfig(optimal=True, timeout=4.0, deadline=30)).plan(
+    report = TaskPlanner(memory, config=PlanConfig(optimal=True, timeout=15.0, deadline=120)).plan(
         goal=f"(robot_at robot_1 {room})"
     )
     assert report.solved and report.tier == "retrieved" and not report.optimal, report.issues
@@ -90,6 +94,7 @@ def test_when_the_deadline_ends_the_search_the_best_plan_so_far_comes_back_unpro
     whole = report.tiers.attempts[-1] if report.tiers else None
     assert whole is not None and whole.tier == "full" and whole.result.status.value == "timeout"
     assert report.to_json()["optimal"] is False and "not proven" in report.cost_explanation
+    assert len(stalls.stalled()) == 1 and stalls.running() == []
 
 
 def test_l3mp_init_surveys_the_distances_for_the_travel_domain(tmp_path: Path) -> None:
