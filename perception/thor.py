@@ -12,10 +12,12 @@ Two views:
   or whose contents THOR lists but the agent does not all see, is opaque: not seeing its contents says
   nothing about whether they are still there.
 
-In a domain with costs (``thor-travel``), perception also says where the agent stands (``at``: the object
-it last went to, given by the caller, or else the object nearest it) and measures the ``distance``
-between every two objects in view (and the one it stands at), on the floor, between the positions THOR
-reports. The walk between the poses THOR interacts from differs: the distance is what costs compare.
+In a domain with costs (``thor-travel``), perception also says where the agent stands (``at``), from the
+agent's position THOR reports: at the object one of whose interactable poses (THOR's
+``GetInteractablePoses``, given by the caller) the agent occupies, the one asked about last when several
+match, or else at the object nearest it. It measures the ``distance`` between every two objects in view
+(and the one it stands at), on the floor, between the positions THOR reports. The walk between the
+poses THOR interacts from differs: the distance is what costs compare.
 
 Object ids (``Sink|-01.90|+00.97|-01.50|SinkBasin``) are not PDDL names; :class:`ThorNames` maps them
 both ways without collisions (``sinkbasin_1``), and each entity keeps its id in ``attrs["object_id"]``.
@@ -42,6 +44,8 @@ ROBOT = "robot_1"  # the thor domain's constant for THOR's (single) agent
 AT = "at"  # thor-travel: the object the agent stands at
 DISTANCE = "distance"  # thor-travel: the floor distance between two objects, in metres
 NOT_A_PLACE = frozenset(["Floor"])  # the whole floor is no place to stand at
+POSE_TOLERANCE = 0.02  # metres: THOR puts the agent on the pose it was sent to, up to rounding
+Poses = Mapping[str, Sequence[Mapping[str, Any]]]  # objectId → positions it can be reached from
 
 # THOR's boolean capabilities → static unary predicates.
 CAPABILITIES = {
@@ -208,16 +212,16 @@ def thor_observation(
     view: View = "all",
     time_step: int = 0,
     scene: str | None = None,
-    standing: str | None = None,
+    poses: Poses | None = None,
 ) -> Observation:
     """The observation of one THOR event (or scene file) in ``view``; names are given to new ids.
 
-    ``standing`` is the objectId the agent last went to (``thor-travel``); without it, the agent stands
-    at the object nearest it, if the metadata says where the agent is."""
+    ``poses`` (``thor-travel``) are the positions THOR said each object can be reached from, in the
+    order they were asked for: where the agent stands is read from its position against them."""
     objects = scene_objects(metadata)
     by_id = {str(o["objectId"]): o for o in objects}
     held = [i for i in held_ids(metadata, objects) if i in by_id]
-    at = _standing(metadata, by_id, held, standing) if AT in domain.predicates else None
+    at = _standing(metadata, by_id, held, poses or {}) if AT in domain.predicates else None
     chosen = _chosen(by_id, [*held, *([at] if at else [])]) if view == "visible" else set(by_id)
     for object_id in sorted(chosen):
         names.name(object_id)
@@ -247,10 +251,10 @@ def thor_observation(
 
 
 def thor_facts(
-    metadata: Mapping[str, Any], names: ThorNames, domain: Domain, standing: str | None = None
+    metadata: Mapping[str, Any], names: ThorNames, domain: Domain, poses: Poses | None = None
 ) -> frozenset[Fact]:
     """Every fact THOR's metadata states (the ``all`` view): what a memory must agree with."""
-    return thor_observation(metadata, names, domain, standing=standing).facts()
+    return thor_observation(metadata, names, domain, poses=poses).facts()
 
 
 def floor_distance(a: Mapping[str, Any], b: Mapping[str, Any]) -> float:
@@ -259,21 +263,28 @@ def floor_distance(a: Mapping[str, Any], b: Mapping[str, Any]) -> float:
 
 
 def _standing(
-    metadata: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]], held: Sequence[str], standing: str | None
+    metadata: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]], held: Sequence[str], poses: Poses
 ) -> str | None:
-    """The objectId the agent stands at: ``standing`` if THOR still has it, else the nearest place."""
-    if standing in by_id:
-        return standing
+    """The objectId the agent stands at, from where THOR says the agent is (``None`` where it does not)."""
     agent = metadata.get("agent")
     here = agent.get("position") if isinstance(agent, Mapping) else None
     if not isinstance(here, Mapping):  # a scene file: where the agent will stand is not known yet
         return None
+    # what it holds too: it stands where it reached the thing from until it walks off
+    for object_id in reversed(list(poses)):
+        if object_id in by_id and any(_on(here, pose) for pose in poses[object_id]):
+            return object_id
     places = [
         (floor_distance(here, o["position"]), i)
         for i, o in by_id.items()
         if i not in held and o["objectType"] not in NOT_A_PLACE and isinstance(o.get("position"), Mapping)
     ]
     return min(places)[1] if places else None
+
+
+def _on(here: Mapping[str, Any], pose: Mapping[str, Any]) -> bool:
+    """Whether the agent at ``here`` occupies ``pose`` (on the floor: height and rotation aside)."""
+    return math.dist((float(here["x"]), float(here["z"])), (float(pose["x"]), float(pose["z"]))) <= POSE_TOLERANCE
 
 
 def _distances(

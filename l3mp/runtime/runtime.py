@@ -6,7 +6,9 @@ Each :meth:`Runtime.step`:
 2. reads what people said (NL updates, Alg. 3);
 3. takes one task, plans it from memory (Alg. 4) and executes it step by step. Before each action it
    is checked against the memory; after it, its expected effects are written as an ``execution``
-   update, time passes in the environment, reports are read and the robot looks again. A refused
+   update, time passes in the environment, reports are read and the robot looks again: what it
+   perceives replaces, as a ``sensor`` update, every expected effect the environment contradicts
+   (how much it perceives after an action is the environment's to say). A refused
    action, an action that no longer applies in the memory, or a rest of the plan that the memory no
    longer supports (a divergence) leads to a replan from the updated memory, at most
    ``max_replans`` times;

@@ -1,8 +1,9 @@
 """``l3mp daemon --env thor``: the robot runtime on a real AI2-THOR build (ai2thor's Controller).
 
-The memory is the scene as THOR reports it at the start (a sensor update of every object), then what
-the robot sees (the visible view); tasks and reports come from ``--inbox``. English needs a configured
-model; a task with a PDDL goal needs none.
+The memory is the scene as THOR reports it at the start (a sensor update of every object), then, after
+each step sent, everything THOR's answer reports, and between steps what the robot sees (the visible
+view); tasks and reports come from ``--inbox``. English needs a configured model; a task with a PDDL
+goal needs none.
 """
 
 from __future__ import annotations

@@ -2,11 +2,17 @@
 
 Each PDDL action of the ``thor`` domain becomes the exact ai2thor 5.0.0 action dict (``PutObject`` with
 the receptacle's ``objectId``; ``go_to`` is ``GetInteractablePoses`` then ``TeleportFull`` to the first
-pose; in ``thor-travel`` it is ``go_to(agent, from, to)`` and the agent then stands at ``to``, which
-perception is told). Success is THOR's ``lastActionSuccess``; a refusal carries THOR's ``errorMessage`` into the step
-outcome, so the runtime replans. What the world looks like afterwards is re-read from THOR's metadata
-every time (physics moves things on its own): nothing is predicted here. ``forceAction`` is sent only
-when configured, and every executed step records whether it was forced.
+pose; in ``thor-travel`` it is ``go_to(agent, from, to)``). Success is THOR's ``lastActionSuccess``; a
+refusal carries THOR's ``errorMessage`` into the step outcome, so the runtime replans. ``forceAction``
+is sent only when configured, and every executed step records whether it was forced.
+
+Nothing is predicted here. THOR answers every step with the metadata of every object and of the agent,
+so the observation after a step is that whole picture (the ``all`` view), whatever the configured view:
+where an object really landed, what physics moved meanwhile, and (``thor-travel``) where the agent
+stands, read from its position against the poses THOR offered, not from where it was sent. The runtime
+writes an action's predicted effects before it looks; this observation then replaces, as a sensor
+update, every one THOR contradicts. Between steps (nothing sent since the last look) the robot sees the
+configured view.
 """
 
 from __future__ import annotations
@@ -94,7 +100,8 @@ class ThorEnvironment:
         self.names = ThorNames(str(o["objectId"]) for o in scene_objects(self.metadata))
         self.log: list[dict[str, Any]] = []
         self.time_step = 0
-        self.standing: str | None = None  # the objectId the agent last went to (thor-travel's "at")
+        self.poses: dict[str, list[dict[str, Any]]] = {}  # objectId → THOR's interactable poses, latest asked last
+        self._stepped = False  # THOR answered a step since the last observation
         self._reports: deque[str] = deque()
         self._tasks: deque[TaskRequest] = deque()
         self._evaluator = ActionEvaluator(domain)
@@ -134,9 +141,12 @@ class ThorEnvironment:
     # -- Environment -------------------------------------------------------------------------------
 
     def observe(self) -> Observation:
+        """After a step, everything THOR's answer reports; otherwise the configured view."""
         self.time_step += 1
+        view: View = "all" if self._stepped else self.view
+        self._stepped = False
         return thor_observation(
-            self.metadata, self.names, self.domain, view=self.view, time_step=self.time_step, standing=self.standing
+            self.metadata, self.names, self.domain, view=view, time_step=self.time_step, poses=self.poses
         )
 
     def execute(self, action: GroundAction) -> StepOutcome:
@@ -151,6 +161,7 @@ class ThorEnvironment:
         """Send one action dict as it is (e.g. a recorded navigation step); the metadata that came back."""
         event = self.controller.step(action=dict(sent))
         metadata: Mapping[str, Any] = event.metadata
+        self._stepped = True
         self.log.append(
             {
                 "sent": dict(sent),
@@ -171,13 +182,13 @@ class ThorEnvironment:
         """THOR's physics runs on its own; the next observation reads what it did."""
 
     def truth(self) -> frozenset[Fact] | None:
-        return thor_facts(self.metadata, self.names, self.domain, self.standing)
+        return thor_facts(self.metadata, self.names, self.domain, self.poses)
 
     def judge(self, task: TaskRequest, goal: str | None) -> bool | None:
         """Whether the goal holds in what THOR reports now (not in the memory)."""
         if not goal:
             return None
-        observation = thor_observation(self.metadata, self.names, self.domain, standing=self.standing)
+        observation = thor_observation(self.metadata, self.names, self.domain, poses=self.poses)
         return self._evaluator.evaluate(parse_goal(goal), observed_world(observation, self.domain))
 
     # -- helpers -----------------------------------------------------------------------------------
@@ -200,6 +211,8 @@ class ThorEnvironment:
         if not poses:
             error = metadata.get("errorMessage") or "THOR found no pose from which it can be reached"
             return StepOutcome(action, False, Delta(), (f"{action}: {error}",))
+        self.poses.pop(target, None)  # re-inserted: the latest asked wins where poses coincide
+        self.poses[target] = [dict(p) for p in poses]
         pose = poses[0]
         teleport: dict[str, Any] = {
             "action": "TeleportFull",
@@ -210,7 +223,4 @@ class ThorEnvironment:
         }
         if self.force_action:
             teleport["forceAction"] = True
-        outcome = self._send(action, teleport)
-        if outcome.applicable:
-            self.standing = target
-        return outcome
+        return self._send(action, teleport)

@@ -5,6 +5,11 @@ PDDL action it corresponds to, and :class:`ThorEnvironment` sends its own action
 equal the recorded one; any other step (navigation) is sent as recorded. After every step the memory is
 updated from THOR's metadata through the sensor pipeline and must agree with the recorded metadata:
 every fact the recording states is in the memory, and the memory holds no other dynamic fact.
+
+That agreement is perception's reading of a recorded event against a memory filled from the same
+event: it shows the wire, the pipeline and the store lose nothing, not that perception reads THOR
+right. Each step's ``version`` (the memory's version after it) lets a test compare the memory with
+facts written by hand from the recording instead (``tests/sim/thor/test_thor_replay.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +41,12 @@ class StepCheck:
     matched: bool | None  # sent == recorded, and that is what reached the Unity side (None: not an interaction)
     agrees: bool
     problems: tuple[str, ...] = ()
+    version: int = 0  # the memory's version after the step
 
     def to_json(self) -> dict[str, Any]:
         return {
             "step": self.index,
+            "version": self.version,
             "recorded": self.recorded,
             "pddl": self.pddl,
             "sent": self.sent,
@@ -108,7 +115,7 @@ def _run(
     if initialize is not None:  # the controller's own Initialize answered with the recorded event
         sensor.apply(env.observe())
         problems = agreement(memory, steps[0]["metadata"], env.names)
-        checks.append(StepCheck(0, dict(initialize), None, None, None, not problems, problems))
+        checks.append(StepCheck(0, dict(initialize), None, None, None, not problems, problems, memory.version))
         start = 1
     else:
         sensor.apply(env.observe())
@@ -126,9 +133,8 @@ def _run(
         if result.update.status.value == "rejected":
             problems = (*problems, *(i.message for i in result.update.issues))
         matched = None if action is None else sent == recorded
-        checks.append(
-            StepCheck(index, recorded, sent, str(action) if action else None, matched, not problems, problems)
-        )
+        pddl = str(action) if action else None
+        checks.append(StepCheck(index, recorded, sent, pddl, matched, not problems, problems, memory.version))
     return checks
 
 
@@ -168,7 +174,5 @@ def _confirm(checks: list[StepCheck], received: list[dict[str, Any]], recorded_i
             continue
         problem = f"the Unity side received {json.dumps(arrived)}, not the recorded action"
         matched = None if check.matched is None else False
-        confirmed.append(
-            StepCheck(check.index, check.recorded, check.sent, check.pddl, matched, False, (*check.problems, problem))
-        )
+        confirmed.append(replace(check, matched=matched, agrees=False, problems=(*check.problems, problem)))
     return tuple(confirmed)

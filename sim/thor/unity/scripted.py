@@ -4,8 +4,18 @@ It starts from a real scene file (every object's metadata after a reset) and cha
 way THOR reports the result of an action, by rule: a picked-up object leaves its receptacles and is in
 the agent's inventory; a put one rests in the receptacle; open/close and toggle flip their flags. The
 agent sees (``visible``) what is within 1.5 m of where it stands, THOR's default visibility distance.
-Nothing falls, slides or collides. ``refuse`` scripts refusals: the first ``times`` calls of an action
-fail with ``lastActionSuccess: false`` and the given ``errorMessage``, changing nothing.
+By default nothing falls, slides or collides, and refusals mirror our PDDL preconditions (the object in
+view, pickupable, an empty hand, an open receptacle).
+
+``fates`` script where THOR disagrees with that model, as the real one does: each names an ``action``
+and applies to its next ``times`` calls (default 1).
+
+* ``refuse``: the action fails with ``errorMessage``, changing nothing, though it could be done;
+* ``allow``: the action is done though the rules above would refuse it (the object out of view, the
+  receptacle closed, ...); an unknown object or an empty hand still stop it;
+* ``land``: the placed object rests in ``receptacle`` (an objectId) instead of where it was put;
+* ``fall``: ``objectId`` (default: the object being placed) ends on the floor at ``position``
+  (default: the floor's own position), after the action's own effect.
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ from .protocol import STARTUP, event, startup_answer
 
 VISIBILITY = 1.5  # metres, THOR's default visibilityDistance
 LABEL = "scripted, not THOR physics"
+FATES = ("refuse", "allow", "land", "fall")
 FLAGS = {
     "OpenObject": ("openable", "isOpen", True),
     "CloseObject": ("openable", "isOpen", False),
@@ -30,16 +41,21 @@ FLAGS = {
 }
 
 
+class _Refused(Exception):
+    """THOR's answer to an action it will not do: ``lastActionSuccess`` false with this message."""
+
+
 class ScriptedBackend:
     def __init__(self, scene: Mapping[str, Any], config: Mapping[str, Any]) -> None:
         self.scene_name = str(config.get("scene", "FloorPlan1_physics"))
         self.objects: dict[str, dict[str, Any]] = {k: copy.deepcopy(dict(v)) for k, v in scene.items()}
         start = config.get("agent", {"x": 0.0, "y": 0.9, "z": 0.0})
         self.agent: dict[str, Any] = {"position": dict(start), "rotation": {"x": 0.0, "y": 0.0, "z": 0.0}}
-        self.refusals = [dict(r) for r in config.get("refuse", ())]
+        self.fates = [dict(f) for f in config.get("fates", ())]
         self.inventory: list[dict[str, str]] = [
             {"objectId": k, "objectType": o["objectType"]} for k, o in self.objects.items() if o["isPickedUp"]
         ]
+        self._fate: dict[str, Any] = {}  # the fate of the action being answered
         self._see()
 
     # -- the protocol ------------------------------------------------------------------------------
@@ -53,26 +69,35 @@ class ScriptedBackend:
             return startup_answer(self._event(name), action, [self.scene_name])
         if name == "Initialize":
             return self._event(name)
-        refusal = self._refusal(name)
-        if refusal is not None:
-            return self._event(name, success=False, error=refusal)
+        self._fate = self._next_fate(name)
+        try:
+            if self._fate and self._fate.get("fate") not in FATES:  # a test's typo must not pass silently
+                raise _Refused(f"the double has no fate {self._fate.get('fate')!r}: use {', '.join(FATES)}")
+            if self._fate.get("fate") == "refuse":
+                raise _Refused(str(self._fate.get("errorMessage", f"{name} failed")))
+            result = self._do(name, action)
+            if self._fate.get("fate") == "fall" and "objectId" in self._fate:
+                self._fall(self._object(str(self._fate["objectId"])))
+                result = self._event(name, action_return=result.get("actionReturn"))
+            return result
+        except _Refused as refused:
+            return self._event(name, success=False, error=str(refused))
+        finally:
+            self._fate = {}
+
+    def _do(self, name: str, action: Mapping[str, Any]) -> dict[str, Any]:
         handler = getattr(self, f"_{name}", None)
         if handler is None and name in FLAGS:
             return self._flag(action, *FLAGS[name])
         if handler is None:
-            return self._event(name, success=False, error=f"{name} is not scripted in this double ({LABEL})")
+            raise _Refused(f"{name} is not scripted in this double ({LABEL})")
         result: dict[str, Any] = handler(action)
         return result
 
     # -- actions -----------------------------------------------------------------------------------
 
     def _GetInteractablePoses(self, action: Mapping[str, Any]) -> dict[str, Any]:
-        target = self.objects.get(str(action.get("objectId")))
-        if target is None:
-            return self._event(
-                "GetInteractablePoses", success=False, error=f"objectId {action.get('objectId')} not found"
-            )
-        centre = target["position"]
+        centre = self._object(str(action.get("objectId")))["position"]
         pose = {
             "x": centre["x"] + 0.5,
             "y": 0.9,
@@ -91,65 +116,94 @@ class ScriptedBackend:
         return self._event("TeleportFull")
 
     def _PickupObject(self, action: Mapping[str, Any]) -> dict[str, Any]:
-        obj, problem = self._reachable(action)
-        if obj is None or problem:
-            return self._event("PickupObject", success=False, error=problem)
-        if not obj["pickupable"]:
-            return self._event("PickupObject", success=False, error=f"{obj['objectId']} must have the trait CanPickup")
+        obj = self._reachable(action)
+        self._unless_allowed(obj["pickupable"], f"{obj['objectId']} must have the trait CanPickup")
         if self.inventory:
-            return self._event("PickupObject", success=False, error="Agent's hand is not empty")
+            raise _Refused("Agent's hand is not empty")
         self._take_out(obj)
         obj["isPickedUp"] = True
         self.inventory = [{"objectId": obj["objectId"], "objectType": obj["objectType"]}]
+        self._see()
         return self._event("PickupObject", action_return=obj["objectId"])
 
     def _PutObject(self, action: Mapping[str, Any]) -> dict[str, Any]:
-        target, problem = self._reachable(action)
-        if target is None or problem:
-            return self._event("PutObject", success=False, error=problem)
+        target = self._reachable(action)
         if not self.inventory:
-            return self._event("PutObject", success=False, error="No object held to place")
-        if not target["receptacle"] or (target["openable"] and not target["isOpen"]):
-            return self._event("PutObject", success=False, error=f"{target['objectId']} is not an open receptacle")
-        held = self.objects[self.inventory[0]["objectId"]]
-        held.update(isPickedUp=False, parentReceptacles=[target["objectId"]], position=dict(target["position"]))
-        target["receptacleObjectIds"] = [*(target.get("receptacleObjectIds") or ()), held["objectId"]]
-        self.inventory = []
-        self._see()
+            raise _Refused("No object held to place")
+        open_receptacle = target["receptacle"] and (not target["openable"] or target["isOpen"])
+        self._unless_allowed(open_receptacle, f"{target['objectId']} is not an open receptacle")
+        self._land(self.objects[self.inventory[0]["objectId"]], target)
         return self._event("PutObject")
 
     def _DropHandObject(self, action: Mapping[str, Any]) -> dict[str, Any]:
         if not self.inventory:
-            return self._event("DropHandObject", success=False, error="nothing in hand to drop")
-        held = self.objects[self.inventory[0]["objectId"]]
-        floor = next((k for k, o in self.objects.items() if o["objectType"] == "Floor"), None)
-        held.update(isPickedUp=False, parentReceptacles=[floor] if floor else None)
-        self.inventory = []
-        self._see()
+            raise _Refused("nothing in hand to drop")
+        self._land(self.objects[self.inventory[0]["objectId"]], self._floor())
         return self._event("DropHandObject")
 
     def _flag(self, action: Mapping[str, Any], capability: str, flag: str, value: bool) -> dict[str, Any]:
         name = str(action["action"])
-        obj, problem = self._reachable(action)
-        if obj is None or problem:
-            return self._event(name, success=False, error=problem)
-        if not obj[capability]:
-            return self._event(name, success=False, error=f"{obj['objectId']} cannot do {name}")
+        obj = self._reachable(action)
+        self._unless_allowed(obj[capability], f"{obj['objectId']} cannot do {name}")
         obj[flag] = value
         if flag == "isOpen":
             obj["openness"] = 1.0 if value else 0.0
         return self._event(name)
 
+    # -- fates -------------------------------------------------------------------------------------
+
+    def _next_fate(self, name: str) -> dict[str, Any]:
+        for fate in self.fates:
+            if fate["action"] == name and fate.get("times", 1) > 0:
+                fate["times"] = fate.get("times", 1) - 1
+                return fate
+        return {}
+
+    def _unless_allowed(self, ok: object, problem: str) -> None:
+        """Our model's rule for the action: broken, THOR refuses, unless the fate is to allow it."""
+        if not ok and self._fate.get("fate") != "allow":
+            raise _Refused(problem)
+
+    def _land(self, held: dict[str, Any], target: dict[str, Any]) -> None:
+        """``held`` leaves the hand for ``target``, or wherever its fate takes it."""
+        self.inventory = []
+        held["isPickedUp"] = False
+        if self._fate.get("fate") == "fall" and "objectId" not in self._fate:
+            self._fall(held)
+            return
+        if self._fate.get("fate") == "land":
+            target = self._object(str(self._fate["receptacle"]))
+        self._rest(held, target, target["position"])
+
+    def _fall(self, obj: dict[str, Any]) -> None:
+        floor = self._floor()
+        self._rest(obj, floor, self._fate.get("position", floor["position"]))
+
+    def _rest(self, obj: dict[str, Any], receptacle: dict[str, Any], position: Mapping[str, Any]) -> None:
+        self._take_out(obj)
+        obj.update(parentReceptacles=[receptacle["objectId"]], position=dict(position))
+        receptacle["receptacleObjectIds"] = [*(receptacle.get("receptacleObjectIds") or ()), obj["objectId"]]
+        self._see()
+
     # -- state -------------------------------------------------------------------------------------
 
-    def _reachable(self, action: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
-        object_id = str(action.get("objectId"))
+    def _object(self, object_id: str) -> dict[str, Any]:
         obj = self.objects.get(object_id)
         if obj is None:
-            return None, f"Object ID appears to be invalid: {object_id}"
-        if not obj["visible"] and not action.get("forceAction"):
-            return obj, f"{object_id} is not interactable and (perhaps it is occluded by something)."
-        return obj, ""
+            raise _Refused(f"Object ID appears to be invalid: {object_id}")
+        return obj
+
+    def _reachable(self, action: Mapping[str, Any]) -> dict[str, Any]:
+        obj = self._object(str(action.get("objectId")))
+        problem = f"{obj['objectId']} is not interactable and (perhaps it is occluded by something)."
+        self._unless_allowed(obj["visible"] or action.get("forceAction"), problem)
+        return obj
+
+    def _floor(self) -> dict[str, Any]:
+        floor = next((o for o in self.objects.values() if o["objectType"] == "Floor"), None)
+        if floor is None:
+            raise _Refused(f"this scene has no Floor to land on ({LABEL})")
+        return floor
 
     def _take_out(self, obj: dict[str, Any]) -> None:
         for parent in obj.get("parentReceptacles") or ():
@@ -166,13 +220,6 @@ class ScriptedBackend:
             distance = math.dist((here["x"], here["z"]), (where["x"], where["z"]))
             obj["distance"] = distance
             obj["visible"] = obj["isInteractable"] = distance <= VISIBILITY or obj["isPickedUp"]
-
-    def _refusal(self, name: str) -> str | None:
-        for refusal in self.refusals:
-            if refusal["action"] == name and refusal.get("times", 1) > 0:
-                refusal["times"] = refusal.get("times", 1) - 1
-                return str(refusal["errorMessage"])
-        return None
 
     def _event(self, name: str, *, success: bool = True, error: str = "", action_return: Any = None) -> dict[str, Any]:
         template = {

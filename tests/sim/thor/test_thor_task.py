@@ -42,7 +42,8 @@ def test_a_kitchen_task_is_planned_from_memory_replanned_after_a_refusal_and_don
         return {"goal": goal}
 
     model = ScriptedModel([query_graph, goal_answer])
-    env = scripted_env(tmp_path, memory.domain, refuse=[{"action": "PutObject", "times": 1, "errorMessage": REFUSAL}])
+    refusal = {"action": "PutObject", "fate": "refuse", "errorMessage": REFUSAL}
+    env = scripted_env(tmp_path, memory.domain, fates=[refusal])
     try:
         assert isinstance(env, Environment)
         env.add_task("Put the mug in the sink.")

@@ -9,19 +9,21 @@ import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import unique_name
-from thor_support import FAR_CORNER, scene, scripted_env, wire
+from thor_support import FAR_CORNER, disagreement, scene, scripted_env, wire
 
-from kg_memory import DomainRegistry, Fact, GraphStore, UpdateStatus, WorldMemory
+from kg_memory import DomainRegistry, Fact, GraphStore, UpdateSource, UpdateStatus, WorldMemory
 from kg_memory.stores import SQLiteStore
 from l3mp.llm import Message, ScriptedModel
 from l3mp.pipelines import PlanConfig, SensorUpdater
 from l3mp.runtime import Runtime, RuntimeConfig, TaskStatus
-from perception import ThorNames, thor_observation
+from perception import Observation, ThorNames, thor_observation
 from perception.thor import floor_distance
 from planning import DEFAULT_PLANNER, OPTIMAL_PLANNER, PlanStatus, TieredPlanner, World, parse_goal
+from planning.evaluator import GroundAction
 from planning.problem import focused_context
 from sim.thor.environment import observed_world
 from tools.travel_domains import THOR, derive
@@ -43,6 +45,13 @@ def _nearest(objects: dict[str, dict[str, object]], here: dict[str, float]) -> s
         if o["objectType"] != "Floor"
     ]
     return min(places)[1]
+
+
+def _at(observation: Observation) -> str:
+    robot = observation.get("robot_1")
+    assert robot is not None
+    (place,) = [other for p, other in robot.relations if p == "at"]
+    return place
 
 
 def test_thor_travel_is_thor_derived_not_copied() -> None:
@@ -70,12 +79,17 @@ def test_perception_measures_floor_distances_and_where_the_agent_stands() -> Non
     apple, sink = names.name(APPLE), names.name(SINK)
     expected = math.dist(*((objects[i]["position"]["x"], objects[i]["position"]["z"]) for i in (APPLE, SINK)))
     assert distances[(apple, sink)] == distances[(sink, apple)] == pytest.approx(expected, abs=0.005)
-    # told where it went, perception says the agent stands there; the unit-cost domain measures nothing
-    told = thor_observation(_event(objects), names, TRAVEL, standing=MUG, view="visible")
-    told_robot = told.get("robot_1")
-    assert told_robot is not None and ("at", names.name(MUG)) in told_robot.relations
+    # on a pose THOR gave for reaching the mug, the agent stands at the mug (the latest asked, where the
+    # sink's poses coincide); off every pose, at what is nearest; the unit-cost domain measures nothing
+    pose = {"x": objects[MUG]["position"]["x"] + 0.5, "y": 0.9, "z": objects[MUG]["position"]["z"]}
+    on_pose = _event(objects, pose)
+    told = thor_observation(on_pose, names, TRAVEL, poses={SINK: [pose], MUG: [FAR_CORNER, pose]}, view="visible")
+    assert _at(told) == names.name(MUG)
     assert names.name(MUG) in told.names()  # what it stands at is observed, so its distances are too
     assert {a for _, args, _ in told.measures for a in args} == set(told.names()) - {"robot_1"}
+    assert _at(thor_observation(on_pose, names, TRAVEL, poses={MUG: [pose], SINK: [pose]})) == names.name(SINK)
+    off_pose = thor_observation(_event(objects, dict(pose, x=pose["x"] + 0.1)), names, TRAVEL, poses={MUG: [pose]})
+    assert _at(off_pose) == names.name(_nearest(objects, dict(pose, x=pose["x"] + 0.1))) != names.name(MUG)
     plain = thor_observation(_event(objects), names, UNIT)
     assert not plain.measures and not any(f.predicate == "at" or f.numeric for f in plain.facts())
 
@@ -169,14 +183,14 @@ def test_a_kitchen_task_walks_the_shortest_way_proven_and_runs_on_the_controller
     assert {f"(in_receptacle {apple} {sink})", f"(in_receptacle {mug} {sink})", f"(at robot_1 {sink})"} <= facts
 
 
-def test_when_no_optimal_plan_comes_before_the_deadline_the_satisficing_one_does() -> None:
+def test_when_no_optimal_plan_comes_before_the_deadline_the_satisficing_one_does(stalling_planner: Any) -> None:
+    stalls = stalling_planner(search="astar")  # A* never ends here; lama-first and LAMA's anytime search do
     objects = scene()
     names = ThorNames(objects)
     observation = thor_observation(_event(objects), names, TRAVEL)
     world = observed_world(observation, TRAVEL)
     pan = names.name(next(i for i in sorted(objects) if objects[i]["objectType"] == "Pan"))
     goal = parse_goal(f"(and (in_receptacle {pan} sinkbasin_1) (in_receptacle apple_1 sinkbasin_1))")
-    # A* with LM-cut needs minutes for this one (measured: no plan in 90 s per tier); 8 s is far too short
     planner = TieredPlanner(TRAVEL, timeout=8, optimal=True)
     result = planner.plan(world, goal, focused_context(world, goal, ["robot_1"]), deadline=time.monotonic() + 20)
     assert result.solved and not result.optimal and result.cost is not None and result.cost > 0
@@ -185,6 +199,32 @@ def test_when_no_optimal_plan_comes_before_the_deadline_the_satisficing_one_does
     assert first.result.planner == DEFAULT_PLANNER and first.accepted  # lama-first's plan, kept
     searches = [a for a in result.attempts if a.result.planner == OPTIMAL_PLANNER]
     assert searches and all(a.result.status is PlanStatus.TIMEOUT for a in searches)
+    assert len(stalls.stalled()) == len(searches) and stalls.running() == []
     assert result.cost <= planner.evaluator.plan_cost(first.result.plan, world)  # anytime, if time was left
     outcome = planner.evaluator.validate(result.plan, world, goal)
     assert outcome.executable and outcome.goal_reached
+
+
+def test_where_the_agent_stands_is_read_from_thor_not_from_where_it_was_sent(tmp_path: Path, thor_home: Path) -> None:
+    objects = scene()
+    names = ThorNames(objects)
+    memory = WorldMemory.create(SQLiteStore(tmp_path / "at.db", DomainRegistry()), unique_name("at"), "thor-travel")
+    sensor = SensorUpdater(memory)
+    sensor.apply(thor_observation(_event(objects), names, TRAVEL))
+    mug, start = names.name(MUG), names.name(_nearest(objects, FAR_CORNER))
+    env = scripted_env(tmp_path, TRAVEL)
+    try:
+        assert env.execute(GroundAction("go_to", ("robot_1", start, mug))).applicable
+        sensor.apply(env.observe())
+        assert memory.facts("at") == {Fact("at", ("robot_1", mug))}  # THOR has the agent on the mug's pose
+        # THOR moves the agent (a navigation step, sent as it is): it no longer stands at the mug
+        elsewhere = {"x": -0.5, "y": 0.9, "z": 1.0}
+        env.step({"action": "TeleportFull", "position": elsewhere, "rotation": {"x": 0, "y": 0, "z": 0}, "horizon": 0})
+        update = sensor.apply(env.observe()).update
+        lacks, extra = disagreement(memory, env)
+    finally:
+        env.close()
+    there = names.name(_nearest(objects, elsewhere))
+    assert there != mug and memory.facts("at") == {Fact("at", ("robot_1", there))}
+    assert update.source is UpdateSource.SENSOR and Fact("at", ("robot_1", mug)) in update.delta.remove
+    assert (lacks, extra) == (set(), set())

@@ -24,14 +24,22 @@ def scene(name: str = KITCHEN) -> dict[str, Any]:
     return dict(json.loads(gzip.decompress((require_thor_data() / "scenes" / name).read_bytes())))
 
 
-def scripted_env(folder: Path, domain: Any, *, refuse: list[dict[str, Any]] | None = None) -> ThorEnvironment:
-    """ThorEnvironment on the real Controller, the Unity side scripted (scripted, not THOR physics)."""
+def scripted_env(
+    folder: Path,
+    domain: Any,
+    *,
+    fates: list[dict[str, Any]] | None = None,
+    agent: dict[str, float] = FAR_CORNER,
+    scene_file: Path | None = None,
+) -> ThorEnvironment:
+    """ThorEnvironment on the real Controller, the Unity side scripted (scripted, not THOR physics);
+    ``fates`` are where that side disagrees with our model (see ``sim/thor/unity/scripted.py``)."""
     config = {
         "backend": "scripted",
-        "scene_file": str(require_thor_data() / "scenes" / KITCHEN),
+        "scene_file": str(scene_file or require_thor_data() / "scenes" / KITCHEN),
         "scene": "FloorPlan1_physics",
-        "agent": FAR_CORNER,
-        "refuse": refuse or [],
+        "agent": agent,
+        "fates": fates or [],
         "log": str(folder / "wire.jsonl"),
     }
     controller = Controller(
@@ -40,10 +48,18 @@ def scripted_env(folder: Path, domain: Any, *, refuse: list[dict[str, Any]] | No
     return ThorEnvironment(controller, domain, view="visible")
 
 
-def kitchen_memory(store: GraphStore, name: str) -> tuple[WorldMemory, ThorNames]:
+def disagreement(memory: WorldMemory, env: ThorEnvironment) -> tuple[set[str], set[str]]:
+    """What THOR's metadata states that the memory lacks, and the dynamic facts the memory holds that
+    THOR does not state (both empty: the memory equals what THOR reports)."""
+    truth, stored = env.truth() or frozenset(), memory.facts()
+    static = memory.domain.static_predicates
+    return {str(f) for f in truth - stored}, {str(f) for f in stored - truth if f.predicate not in static}
+
+
+def kitchen_memory(store: GraphStore, name: str, domain: str = "thor") -> tuple[WorldMemory, ThorNames]:
     """FloorPlan1 as THOR reports it after a reset, imported through a sensor update."""
     objects = scene()
-    memory = WorldMemory.create(store, name, "thor")
+    memory = WorldMemory.create(store, name, domain)
     names = ThorNames(objects)
     update = SensorUpdater(memory).apply(thor_observation(objects, names, memory.domain)).update
     assert update.status.value == "applied", update.issues
