@@ -1,4 +1,4 @@
-"""Service load benchmark: concurrent clients posting sensor updates to one memory over HTTP.
+"""Service benchmark: concurrent sensor updates to one memory; /health under a burst of NL updates.
 
 The real server runs as a subprocess (``python -m l3mp --db FILE serve``) on an embedded SQLite store
 in a temporary directory. ``--clients`` threads, each with its own ``httpx.Client``, post
@@ -12,17 +12,19 @@ applied or noop, and replaying the history's applied deltas in sequence order fr
 gives exactly the memory's final facts (and its version). Reported: acknowledged updates/s, p50 and
 p99 latency of acknowledged requests, conflicts; judged against >= 300 updates/s.
 
-    .venv/bin/python -m experiments.service [--clients 20] [--updates 500]
+Then the burst (``experiments.service_burst``): a second server, configured against a local model
+that stalls, with 4 model slots and a 6 s route deadline, takes 50 concurrent NL updates while
+``GET /health`` is polled every 50 ms. Reported: the probes' p50, p95 and max latency, judged against
+max < 100 ms; how many updates were refused on arrival; every update's end within its deadline.
+``--burst-only`` runs the burst alone (about ten seconds); its results file then holds the burst only.
+
+    .venv/bin/python -m experiments.service [--clients 20] [--updates 500] [--burst-only]
         [--out experiments/results/service.json]
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -34,6 +36,7 @@ from typing import Any
 import httpx
 from rich.console import Console
 
+from experiments import service_burst
 from experiments._common import (
     description,
     header,
@@ -44,82 +47,17 @@ from experiments._common import (
     verdict,
     write_results,
 )
-from l3mp.examples import survey_json
+
+# re-exported: the service tests start their servers through this module
+from experiments._server import Server as Server
+from experiments._server import create_home as create_home
+from experiments._server import free_port as free_port
 
 TARGET_UPDATES_PER_S = 300
 OUT = "experiments/results/service.json"
 
-SURVEY: dict[str, Any] = survey_json()
-
-
-# -- the server -----------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-class Server:
-    """``python -m l3mp --db DB serve`` as a subprocess on a free port; its output goes to ``log``."""
-
-    def __init__(self, db: Path, log: Path, port: int | None = None) -> None:
-        self.db, self.log, self.port = db, log, port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self, timeout: float = 60.0) -> Server:
-        env = {**os.environ, "L3MP_SQLITE_PATH": str(self.db), "L3MP_STORE": "sqlite"}
-        env.pop("L3MP_API_KEY", None)
-        env.pop("L3MP_READ_ONLY_API_KEY", None)
-        command = [sys.executable, "-m", "l3mp", "--db", str(self.db), "serve", "--port", str(self.port)]
-        with self.log.open("ab") as out:
-            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the server exited with {self.process.returncode}: see {self.log}")
-            try:
-                if httpx.get(f"{self.url}/ready", timeout=1.0).status_code == 200:
-                    return self
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"the server was not ready within {timeout} s: see {self.log}")
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown, no flush, no lifespan exit."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-    def __enter__(self) -> Server:
-        return self.start() if self.process is None else self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
 
 # -- the load -------------------------------------------------------------------------------------
-
-
-def create_home(url: str, name: str) -> None:
-    """A memory in ``example_home`` with the surveyed home (version 1)."""
-    with httpx.Client(base_url=url, timeout=30.0) as client:
-        created = client.post("/v1/memories", json={"name": name, "domain": "example_home"})
-        created.raise_for_status()
-        client.post(f"/v1/memories/{name}/entities", json=SURVEY).raise_for_status()
 
 
 def observation(client: int, step: int) -> dict[str, Any]:
@@ -297,25 +235,48 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.service", description=description(__doc__))
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--updates", type=int, default=500, help="updates per client")
+    parser.add_argument("--burst-only", action="store_true", help="only the burst of NL updates at a stalling model")
     parser.add_argument("--out", type=Path, default=Path(OUT), help=f"results file (default {OUT})")
     args = parser.parse_args(argv)
     console = Console()
     with tempfile.TemporaryDirectory(prefix="l3mp-service-bench-") as tmp:
-        figures = measure(args.clients, args.updates, Path(tmp))
-    check = figures["check"]
-    complete = figures["acknowledged"] == args.clients * args.updates and not figures["errors"]
-    targets = {
-        "updates/s": judged(
-            f">= {TARGET_UPDATES_PER_S}", figures["updates_per_s"], figures["updates_per_s"] >= TARGET_UPDATES_PER_S
-        ),
-        "lost updates": judged("0", len(check["problems"]), not check["problems"], samples=figures["acknowledged"]),
-    }
+        figures = {} if args.burst_only else measure(args.clients, args.updates, Path(tmp))
+        burst = service_burst.figures(service_burst.measure_burst(Path(tmp)))
+    targets = {} if args.burst_only else load_targets(figures)
+    targets.update(service_burst.judge(burst))
     results = {
         **header("service", args, machine_info(httpx=httpx.__version__)),
         **figures,
+        "burst": burst,
         "targets": targets,
     }
+    if args.burst_only:  # the load's parameters did not apply
+        results["parameters"] = {k: v for k, v in results["parameters"].items() if k not in ("clients", "updates")}
     write_results(args.out, results)
+    failed = False if args.burst_only else report_load(console, args, figures, targets)
+    console.print(service_burst.table(burst, targets))
+    for failure in burst["health"]["failures"]:
+        console.print(f"[red]GET /health failed: {failure}")
+    console.print(f"results: {args.out}")
+    # a missed target is reported, not a failure; a lost update or a failed client is
+    return 1 if failed else 0
+
+
+def load_targets(figures: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    per_s = figures["updates_per_s"]
+    problems = figures["check"]["problems"]
+    return {
+        "updates/s": judged(f">= {TARGET_UPDATES_PER_S}", per_s, per_s >= TARGET_UPDATES_PER_S),
+        "lost updates": judged("0", len(problems), not problems, samples=figures["acknowledged"]),
+    }
+
+
+def report_load(
+    console: Console, args: argparse.Namespace, figures: dict[str, Any], targets: dict[str, dict[str, Any]]
+) -> bool:
+    """Print the load's table and problems; whether it failed (an update lost, a client failed)."""
+    check = figures["check"]
+    complete = figures["acknowledged"] == args.clients * args.updates and not figures["errors"]
     console.print(
         measures_table(
             f"service: {args.clients} clients x {args.updates} sensor updates, one memory, SQLite",
@@ -337,9 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         console.print(f"[red]lost update: {problem}")
     for error in figures["errors"]:
         console.print(f"[red]client error: {error}")
-    console.print(f"results: {args.out}")
-    # a missed throughput target is reported, not a failure; a lost update or a failed client is
-    return 0 if complete and not check["problems"] else 1
+    return not complete or bool(check["problems"])
 
 
 if __name__ == "__main__":
