@@ -5,7 +5,7 @@ Each prints its own tables and writes its results file; a last table lists the t
 code is 1 only if a benchmark crashed or reported a failure (the evaluator refusing one of its own
 applicable actions, say), never because a target was missed.
 
-    .venv/bin/python -m experiments [--only stores,evaluator,sim,retrieval,updates,planning,costs,service,...]
+    .venv/bin/python -m experiments [--only stores,evaluator,sim,retrieval,updates,planning,costs,impossible,...]
     .venv/bin/python -m experiments NAME [its options]     # one of them, e.g. `updates --steps 20`
 
 ``l3mp bench`` is the same front door.
@@ -29,6 +29,7 @@ from experiments import (
     crowded,
     dashboard,
     evaluator,
+    impossible,
     lifelong,
     openworld,
     planning,
@@ -55,6 +56,7 @@ BENCHMARKS: dict[str, tuple[Callable[[Sequence[str] | None], int], Path]] = {
     "lifelong": (lifelong.main, Path("experiments/results/lifelong.json")),
     "crowded": (crowded.main, Path("experiments/results/crowded.json")),
     "openworld": (openworld.main, Path("experiments/results/openworld.json")),
+    "impossible": (impossible.main, Path(impossible.DEFAULT_OUT)),
     "table1": (table1.main, table1.DEFAULT_OUT),
 }
 

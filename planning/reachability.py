@@ -1,26 +1,37 @@
-"""What is missing: a relaxed reachability check that names the goal facts no action can make true.
+"""What is missing: a relaxed reachability check that names why no plan can reach a goal.
 
-Before the planner is called, the goal is checked against the domain's actions under the delete
-relaxation, lifted to predicates and types (a fixpoint over "which predicates can some fact of become
-true", where an action can fire once each of its parameter types has an object and the predicates of
-its positive preconditions can be true; negative preconditions and effect conditions are ignored).
-The relaxation only over-approximates what the planner can reach, so a gap reported here is a real
+A goal that already holds is never impossible. Any other goal is checked against the domain's actions
+under the delete relaxation, lifted to predicates and types: a fixpoint over "which predicates can some
+fact of become true", where an action can fire once each of its parameter types has an object and its
+positive preconditions can be true (any one branch of a disjunction will do; negative and universal
+preconditions and effect conditions are ignored).
+
+Over that fixpoint a goal is blocked as follows. An atom is blocked when no grounding of its variables
+holds now and no action that can fire adds one; a negated atom when every grounding holds now and no
+action that can fire deletes one. A conjunction is blocked when a conjunct is, a disjunction when every
+branch is, an ``exists`` when its type has no object or its body is blocked. A ``forall`` over a type
+with no object holds; otherwise its body is checked as an ``exists`` would be, which asks less of it.
+Equalities, truth values and negated compound formulas are left to the planner.
+
+Every step asks no more of a goal than a plan reaching it would meet, so a gap reported here is a real
 one: the goal is ``impossible``, and one sentence per gap says why ("no action can make the phone
-ringing true"; "the home has no dryer"). It runs in milliseconds, so an impossible goal is answered
-at once instead of after a planner timeout.
+ringing true"; "the home has no dryer"). It runs in milliseconds, so an impossible goal is answered at
+once instead of after a planner timeout; when the check cannot tell, the planner decides.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
+from math import prod
 
 from kg_memory.domain import Domain
 from kg_memory.formula import ActionSchema, And, Atom, Effect, Formula, Not, Or, Quantified
+from planning.evaluator import ActionEvaluator
 from planning.world import World
 
 _Scope = Mapping[str, str]  # variable (without '?') -> type
-_Holds = frozenset[tuple[str, tuple[str, ...]]]  # the state's facts as (predicate, args)
+_Fact = tuple[str, tuple[str, ...]]  # a fact of the state as (predicate, args)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +46,14 @@ class Reachability:
 
     def has_object(self, type_: str) -> bool:
         return any(self.domain.is_subtype(t, type_) for t in set(self.objects.values()))
+
+    def count(self, type_: str) -> int:
+        """How many objects are of ``type_`` or a subtype."""
+        return sum(1 for t in self.objects.values() if self.domain.is_subtype(t, type_))
+
+    def is_a(self, name: str, type_: str) -> bool:
+        known = self.objects.get(name)
+        return known is not None and self.domain.is_subtype(known, type_)
 
 
 def analyse(domain: Domain, objects: Mapping[str, str], predicates_true: Iterable[str]) -> Reachability:
@@ -51,80 +70,101 @@ def analyse(domain: Domain, objects: Mapping[str, str], predicates_true: Iterabl
         for name, action in domain.actions.items():
             if name in enabled or any(p.type not in typed for p in action.parameters):
                 continue
-            if _needs(action.precondition) <= reachable:
+            if not _unmet(action.precondition, reachable):
                 enabled.add(name)
                 reachable |= _adds(action)
                 changed = True
     return Reachability(domain, everything, initial, frozenset(reachable), frozenset(enabled))
 
 
-def goal_gaps(reach: Reachability, goal: Formula, holds: Iterable[tuple[str, tuple[str, ...]]] = ()) -> tuple[str, ...]:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Now:
+    """The fixpoint and the state's facts by predicate, which goal atoms with variables are matched against."""
+
+    reach: Reachability
+    facts: Mapping[str, tuple[tuple[str, ...], ...]]
+
+    def true_groundings(self, atom: Atom, scope: _Scope) -> int:
+        """How many groundings of ``atom``'s variables (of their types) hold now: each matching fact is one."""
+        return sum(1 for args in self.facts.get(atom.predicate, ()) if self._matches(atom.terms, args, scope))
+
+    def groundings(self, atom: Atom, scope: _Scope) -> int:
+        """How many groundings ``atom``'s variables have over the objects of their types."""
+        variables = {t[1:] for t in atom.terms if t.startswith("?")}
+        return prod(self.reach.count(scope.get(v, "object")) for v in variables)
+
+    def _matches(self, terms: tuple[str, ...], args: tuple[str, ...], scope: _Scope) -> bool:
+        if len(terms) != len(args):
+            return False
+        bound: dict[str, str] = {}
+        for term, arg in zip(terms, args, strict=True):
+            if not term.startswith("?"):
+                if term != arg:
+                    return False
+            elif bound.setdefault(term, arg) != arg or not self.reach.is_a(arg, scope.get(term[1:], "object")):
+                return False  # a repeated variable names one object, of its type
+        return True
+
+
+def goal_gaps(reach: Reachability, goal: Formula, holds: Iterable[_Fact] = ()) -> tuple[str, ...]:
     """One sentence per reason ``goal`` cannot be reached; empty when the relaxation does not rule it out.
 
-    ``holds`` are the state's facts as (predicate, args), to tell a negated goal atom that is already
-    false (nothing to do) from one that must be deleted.
+    ``holds`` are the state's facts as (predicate, args): a goal atom some grounding of which holds
+    needs nothing done, and a negated one is satisfied by any grounding that does not hold.
     """
-    true_now = frozenset(holds)
-    gaps = _gaps(reach, goal, {}, true_now)
-    return tuple(dict.fromkeys(gaps))
+    facts: dict[str, list[tuple[str, ...]]] = {}
+    for predicate, args in dict.fromkeys(holds):
+        facts.setdefault(predicate, []).append(args)
+    now = _Now(reach=reach, facts={p: tuple(a) for p, a in facts.items()})
+    return tuple(dict.fromkeys(_gaps(now, goal, {})))
 
 
-def _gaps(
-    reach: Reachability, formula: Formula, scope: _Scope, true_now: frozenset[tuple[str, tuple[str, ...]]]
-) -> list[str]:
+def _gaps(now: _Now, formula: Formula, scope: _Scope) -> list[str]:
     match formula:
         case Atom():
-            return _atom_gaps(reach, formula, scope, true_now)
+            return _atom_gaps(now, formula, scope)
         case Not(arg=Atom() as atom):
-            return _deletion_gaps(reach, atom, scope, true_now)
+            return _deletion_gaps(now, atom, scope)
         case And(args=args):
-            return [g for a in args for g in _gaps(reach, a, scope, true_now)]
+            return [g for a in args for g in _gaps(now, a, scope)]
         case Or(args=args):
-            each = [_gaps(reach, a, scope, true_now) for a in args]
+            each = [_gaps(now, a, scope) for a in args]
             return [g for gs in each for g in gs] if each and all(each) else []
         case Quantified(universal=False, variables=variables, body=body):
-            missing = [v.type for v in variables if not reach.has_object(v.type)]
+            missing = [v.type for v in variables if not now.reach.has_object(v.type)]
             if missing:
                 return [f"the home has no {t}" for t in missing]
-            return _gaps(reach, body, {**scope, **{v.name: v.type for v in variables}}, true_now)
+            return _gaps(now, body, {**scope, **{v.name: v.type for v in variables}})
         case Quantified(universal=True, variables=variables, body=body):
-            return _gaps(reach, body, {**scope, **{v.name: v.type for v in variables}}, true_now)
+            if any(not now.reach.has_object(v.type) for v in variables):
+                return []  # nothing to range over: it holds
+            # over objects that exist, "for every" asks at least what "for some" does
+            return _gaps(now, body, {**scope, **{v.name: v.type for v in variables}})
     return []  # equalities, truth values, negated compounds: left to the planner
 
 
-def _atom_gaps(
-    reach: Reachability, atom: Atom, scope: _Scope, true_now: frozenset[tuple[str, tuple[str, ...]]]
-) -> list[str]:
-    if (atom.predicate, atom.terms) in true_now:
-        return []
-    adders = [
-        a for a in reach.domain.actions.values() if any(_fits(reach, a, e, atom) for e in a.effects if e.positive)
-    ]
-    phrase = _phrase(reach, atom, scope)
+def _atom_gaps(now: _Now, atom: Atom, scope: _Scope) -> list[str]:
+    if now.true_groundings(atom, scope):
+        return []  # some grounding holds already
+    adders = _achievers(now.reach, atom, positive=True)
+    phrase = _phrase(now.reach, atom, scope)
     if not adders:
         return [f"no action can make {phrase} true"]
-    if any(a.name in reach.enabled for a in adders):
+    if any(a.name in now.reach.enabled for a in adders):
         return []
-    return _blocked(reach, adders, f"no action the robot can take makes {phrase} true")
+    return _blocked(now.reach, adders, f"no action the robot can take makes {phrase} true")
 
 
-def _deletion_gaps(
-    reach: Reachability, atom: Atom, scope: _Scope, true_now: frozenset[tuple[str, tuple[str, ...]]]
-) -> list[str]:
-    ground = not any(t.startswith("?") for t in atom.terms)
-    if ground and (atom.predicate, atom.terms) not in true_now:
-        return []  # already false
-    if not ground and atom.predicate not in reach.initial:
-        return []  # no fact of it holds, so none needs deleting
-    deleters = [
-        a for a in reach.domain.actions.values() if any(_fits(reach, a, e, atom) for e in a.effects if not e.positive)
-    ]
-    phrase = _phrase(reach, atom, scope)
+def _deletion_gaps(now: _Now, atom: Atom, scope: _Scope) -> list[str]:
+    if now.true_groundings(atom, scope) < now.groundings(atom, scope):
+        return []  # some grounding is false already
+    deleters = _achievers(now.reach, atom, positive=False)
+    phrase = _phrase(now.reach, atom, scope)
     if not deleters:
         return [f"no action can make {phrase} false"]
-    if any(a.name in reach.enabled for a in deleters):
+    if any(a.name in now.reach.enabled for a in deleters):
         return []
-    return _blocked(reach, deleters, f"no action the robot can take makes {phrase} false")
+    return _blocked(now.reach, deleters, f"no action the robot can take makes {phrase} false")
 
 
 def _achievers(reach: Reachability, atom: Atom, *, positive: bool) -> list[ActionSchema]:
@@ -138,7 +178,7 @@ def _blocked(reach: Reachability, actions: list[ActionSchema], fallback: str) ->
     missing = sorted({p.type for a in actions for p in a.parameters if not reach.has_object(p.type)})
     if missing and all(any(not reach.has_object(p.type) for p in a.parameters) for a in actions):
         return [f"the home has no {t} (needed to {_names(actions)})" for t in missing]
-    needs = sorted({p for a in actions for p in _needs(a.precondition) - reach.reachable})
+    needs = sorted({p for a in actions for p in _unmet(a.precondition, reach.reachable)})
     detail = f": {_names(actions)} needs {', '.join(needs)}, which nothing can make true" if needs else ""
     return [fallback + detail]
 
@@ -165,18 +205,21 @@ def _fits(reach: Reachability, action: ActionSchema, effect: Effect, atom: Atom)
     return True
 
 
-def _needs(formula: Formula) -> set[str]:
-    """Predicates of the positive atoms a precondition needs (one branch of a disjunction suffices)."""
+def _unmet(formula: Formula, reachable: Set[str]) -> set[str]:
+    """The unreachable predicates a precondition needs; empty when some way to meet it is reachable.
+
+    A disjunction is met when any branch is, so its needs count only when every branch has some.
+    """
     match formula:
         case Atom(predicate=p):
-            return {p}
+            return set() if p in reachable else {p}
         case And(args=args):
-            return {p for a in args for p in _needs(a)}
+            return {p for a in args for p in _unmet(a, reachable)}
         case Or(args=args):
-            options = [_needs(a) for a in args]
-            return min(options, key=len) if options else set()
+            each = [_unmet(a, reachable) for a in args]
+            return set().union(*each) if each and all(each) else set()
         case Quantified(universal=False, body=body):
-            return _needs(body)
+            return _unmet(body, reachable)
     return set()  # negations, universals, equalities: relaxed away
 
 
@@ -197,11 +240,21 @@ def _phrase(reach: Reachability, atom: Atom, scope: _Scope) -> str:
 
 
 def impossible_gaps(world: World, goal: Formula) -> tuple[str, ...]:
-    """The gaps that make ``goal`` impossible from ``world`` (empty when the relaxation allows it)."""
+    """The gaps that make ``goal`` impossible from ``world``: empty when it holds already or when the
+    relaxation allows it."""
+    if _holds(world, goal):
+        return ()
     objects = {name: e.type for name, e in world.entities.items()}
     facts = world.facts
     reach = analyse(world.domain, objects, {f.predicate for f in facts})
     return goal_gaps(reach, goal, ((f.predicate, f.args) for f in facts))
+
+
+def _holds(world: World, goal: Formula) -> bool:
+    try:
+        return ActionEvaluator(world.domain).evaluate(goal, world)
+    except ValueError:  # a free variable: not a goal the evaluator can judge, so the relaxation will
+        return False
 
 
 __all__ = ["Reachability", "analyse", "goal_gaps", "impossible_gaps"]
