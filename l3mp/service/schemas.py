@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kg_memory import Entity, Interval, Issue, Memory, Update
 from kg_memory.model import MAX_NAME_LENGTH
@@ -217,6 +217,60 @@ class PlanOut(BaseModel):
     optimal: bool = Field(default=False, description="proven the cheapest plan for the whole state")
     optimality: str = Field(default="", description="why a plan asked to be optimal is not proven so")
     cost_explanation: str = ""
+
+
+# -- dashboard ------------------------------------------------------------------------------------
+# The graph payload is columnar: one list per named field, row i of each describing the same entity
+# (or fact). Objects would repeat every key once per row, and the page loads this first for homes of
+# tens of thousands of entities. js/payload.js declares the same shape for the page.
+
+
+class GraphEntitiesOut(BaseModel):
+    name: list[str]
+    type: list[str]
+    label: list[str]
+    parent: list[str | None] = Field(description="what the entity is drawn in or on; null for rooms and the unplaced")
+
+    @model_validator(mode="after")
+    def _rows_line_up(self) -> GraphEntitiesOut:
+        _same_length(self, "entities")
+        return self
+
+
+class GraphFactsOut(BaseModel):
+    predicate: list[str]
+    args: list[list[str]] = Field(description="each fact's arguments, in the predicate's order")
+
+    @model_validator(mode="after")
+    def _rows_line_up(self) -> GraphFactsOut:
+        _same_length(self, "facts")
+        return self
+
+
+def _same_length(columns: BaseModel, what: str) -> None:
+    lengths = {name: len(value) for name, value in columns}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"the {what}' columns differ in length: {lengths}")
+
+
+class GraphDiffOut(BaseModel):
+    added: list[str] = Field(description="facts true now that were not then")
+    removed: list[str] = Field(description="facts true then that are not now")
+    new_entities: list[str]
+
+
+class GraphOut(BaseModel):
+    """A memory's state for the dashboard, now or at a past ``version`` (then ``diff`` is what changed since)."""
+
+    memory: str
+    domain: str
+    version: int
+    now: int = Field(description="the memory's current version")
+    lineage: dict[str, list[str]] = Field(description="each drawn type -> its chain of supertypes, itself first")
+    constants: list[str]
+    entities: GraphEntitiesOut
+    facts: GraphFactsOut
+    diff: GraphDiffOut | None = Field(default=None, description="from version to now; null when viewing now")
 
 
 # -- health ---------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from l3mp.service.dashboard import views
 from l3mp.service.dashboard.events import history_stream
 from l3mp.service.deps import MemoryDep, ReadAccess, ServicesDep, StoreDep
 from l3mp.service.errors import RESPONSES
+from l3mp.service.schemas import GraphOut
 
 PREFIX = "/dashboard"
 STATIC = "l3mp.service.dashboard"
@@ -57,8 +58,9 @@ def list_memories(store: StoreDep) -> list[dict[str, Any]]:
 def graph(
     memory: MemoryDep,
     version: Annotated[int | None, Query(ge=0, le=2**53, description="the state at this past version")] = None,
-) -> dict[str, Any]:
-    """Entities (with where each is drawn) and facts, now or at ``version`` with the difference from now."""
+) -> GraphOut:
+    """Entities (with where each is drawn) and facts as named columns, now or at ``version`` with the
+    difference from now."""
     return views.graph(memory, version)
 
 

@@ -1,7 +1,8 @@
 """What the dashboard shows, as JSON-ready dicts built from a memory (no HTTP here, so it is testable alone).
 
-The graph payload is deliberately compact (rows, not objects): at 2,000 entities it is what the page
-loads first, and its size is measured (``python -m experiments dashboard``).
+The graph payload (:class:`~l3mp.service.schemas.GraphOut`) is deliberately compact (named columns, not
+one object per entity): it is what the page loads first, and its size is measured
+(``python -m experiments dashboard``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kg_memory import Domain, Entity, Fact, GraphStore, Update, UpdateStatus, WorldMemory
-from l3mp.service.schemas import UpdateOut
+from l3mp.service.schemas import GraphDiffOut, GraphEntitiesOut, GraphFactsOut, GraphOut, UpdateOut
 
 # a placement chain longer than this is a cycle in bad data, not a real home
 _MAX_DEPTH = 6
@@ -44,27 +45,39 @@ def placement(entities: Mapping[str, Entity], facts: Iterable[Fact], domain: Dom
     return parent
 
 
-def graph(memory: WorldMemory, version: int | None = None) -> dict[str, Any]:
-    """The state now, or at ``version`` with its difference from now; rows sized for 2,000 entities."""
+def graph(memory: WorldMemory, version: int | None = None) -> GraphOut:
+    """The state now, or at ``version`` with its difference from now."""
     now_version = memory.version
     current = memory.state()
     state = current if version is None or version == current.version else memory.state_at(version)
     domain = memory.domain
-    parents = placement(state.entities, state.facts, domain)
     types = sorted({e.type for e in state.entities.values()})
-    payload: dict[str, Any] = {
-        "memory": memory.name,
-        "domain": domain.name,
-        "version": state.version if version is None else version,
-        "now": now_version,
-        "lineage": {t: list(domain.lineage(t)) for t in types},
-        "constants": sorted(domain.constants),
-        "entities": [[e.name, e.type, e.label, parents.get(e.name)] for _, e in sorted(state.entities.items())],
-        "facts": [[f.predicate, *f.args] for f in sorted(state.facts, key=lambda f: (f.predicate, f.args))],
-    }
-    if state is not current:
-        payload["diff"] = _diff(state.entities, state.facts, current.entities, current.facts)
-    return payload
+    return GraphOut(
+        memory=memory.name,
+        domain=domain.name,
+        version=state.version if version is None else version,
+        now=now_version,
+        lineage={t: list(domain.lineage(t)) for t in types},
+        constants=sorted(domain.constants),
+        entities=_entity_columns(state.entities, placement(state.entities, state.facts, domain)),
+        facts=_fact_columns(state.facts),
+        diff=None if state is current else _diff(state.entities, state.facts, current.entities, current.facts),
+    )
+
+
+def _entity_columns(entities: Mapping[str, Entity], parents: Mapping[str, str]) -> GraphEntitiesOut:
+    rows = [entities[name] for name in sorted(entities)]
+    return GraphEntitiesOut(
+        name=[e.name for e in rows],
+        type=[e.type for e in rows],
+        label=[e.label for e in rows],
+        parent=[parents.get(e.name) for e in rows],
+    )
+
+
+def _fact_columns(facts: Iterable[Fact]) -> GraphFactsOut:
+    rows = sorted(facts, key=lambda f: (f.predicate, f.args))
+    return GraphFactsOut(predicate=[f.predicate for f in rows], args=[list(f.args) for f in rows])
 
 
 def _diff(
@@ -72,13 +85,13 @@ def _diff(
     then_facts: frozenset[Fact],
     now_entities: Mapping[str, Entity],
     now_facts: frozenset[Fact],
-) -> dict[str, list[str]]:
+) -> GraphDiffOut:
     """What changed from then to now (what a person reads under the time-travel slider)."""
-    return {
-        "added": sorted(str(f) for f in now_facts - then_facts),
-        "removed": sorted(str(f) for f in then_facts - now_facts),
-        "new_entities": sorted(set(now_entities) - set(then_entities)),
-    }
+    return GraphDiffOut(
+        added=sorted(str(f) for f in now_facts - then_facts),
+        removed=sorted(str(f) for f in then_facts - now_facts),
+        new_entities=sorted(set(now_entities) - set(then_entities)),
+    )
 
 
 def entity(memory: WorldMemory, name: str, history_limit: int = 50) -> dict[str, Any] | None:

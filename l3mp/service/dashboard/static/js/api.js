@@ -51,6 +51,7 @@ const v1 = (memory) => `/v1/memories/${encodeURIComponent(memory)}`;
 
 export const api = {
   memories: () => get("/dashboard/api/memories"),
+  /** @type {(memory: string, version: number|null) => Promise<import("./payload.js").GraphPayload>} */
   graph: (memory, version) => get(`${memoryPath(memory)}/graph${version === null ? "" : `?version=${version}`}`),
   entity: (memory, name) => get(`${memoryPath(memory)}/entities/${encodeURIComponent(name)}`),
   runtime: (memory) => get(`${memoryPath(memory)}/runtime`),

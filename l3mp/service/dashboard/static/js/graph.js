@@ -89,6 +89,7 @@ export class Graph {
     this.filters = { room: "", type: "", text: "" };
   }
 
+  /** @param {import("./payload.js").GraphPayload} payload */
   render(payload, { keepView = false } = {}) {
     const model = buildModel(payload);
     const aspect = Math.max(1, this.container.clientWidth / Math.max(1, this.container.clientHeight));

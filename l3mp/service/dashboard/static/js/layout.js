@@ -3,6 +3,8 @@
 // the entities), so 2,000 entities lay out in milliseconds; force layouts took seconds and moved
 // things between visits, which makes a memory hard to read.
 
+import { entityRows } from "./payload.js";
+
 const LEAF_H = 30;
 const FLAG_H = 12;
 const GAP = 10;
@@ -99,14 +101,20 @@ function labelOf(model, name) {
   return entity ? entity.label : "not in a room";
 }
 
-// The payload's rows as the model the layout and the graph use.
+/**
+ * The payload as the model the layout and the graph use.
+ * @param {import("./payload.js").GraphPayload} payload
+ */
 export function buildModel(payload) {
   const entities = new Map();
-  for (const [name, type, label, parent] of payload.entities) {
-    entities.set(name, { name, type, label, parent, kind: kindOf(payload.lineage, type), flags: [] });
+  for (const entity of entityRows(payload.entities)) {
+    entities.set(entity.name, { ...entity, kind: kindOf(payload.lineage, entity.type), flags: [] });
   }
   const links = [];
-  for (const [predicate, ...args] of payload.facts) {
+  const { predicate: predicates, args: argsOf } = payload.facts;
+  for (let i = 0; i < predicates.length; i++) {
+    const predicate = predicates[i];
+    const args = argsOf[i];
     if (args.length === 1 && entities.has(args[0])) entities.get(args[0]).flags.push(predicate.replaceAll("_", " "));
     if (args.length !== 2 || !entities.has(args[0]) || !entities.has(args[1])) continue;
     if (entities.get(args[0]).parent === args[1]) continue; // shown by nesting

@@ -70,7 +70,7 @@ async function loadGraph({ keepView = false } = {}) {
   const fetched = performance.now();
   state.now = payload.now;
   const count = graph.render(payload, { keepView });
-  const facts = payload.facts.length;
+  const facts = payload.facts.predicate.length;
   $("graph-count").textContent = `${count} entities · ${facts} facts · version ${payload.version}${state.version === null ? "" : ` of ${payload.now}`}`;
   $("graph").dataset.entities = String(count);
   const slider = $("version");
