@@ -3,7 +3,7 @@ ground truth, human events reported in English, tasks with reference plans, robo
 actions executed and judged, and deterministic episodes. The AI2-THOR adapter comes later."""
 
 from sim.episode import Episode, EpisodeConfig, generate_episode, read_episode, summarize, write_episode
-from sim.errors import EpisodeFormatError, SimulationError
+from sim.errors import EpisodeFormatError, InvalidHomeSpec, ObservationError, SimulationError
 from sim.events import Event, EventGenerator
 from sim.household import Home, HomeSpec, generate_home
 from sim.observe import observe
@@ -21,6 +21,8 @@ __all__ = [
     "HomeSpec",
     "Judgement",
     "PlannedTask",
+    "InvalidHomeSpec",
+    "ObservationError",
     "SimulationError",
     "Simulator",
     "Task",

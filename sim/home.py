@@ -11,6 +11,7 @@ from sim._catalogue import (
     fixture_count,
     room_kinds,
 )
+from sim.errors import InvalidHomeSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,15 +31,22 @@ class HomeSpec:
 
     def __post_init__(self) -> None:
         if self.rooms < 1:
-            raise ValueError(f"a home needs at least one room, not {self.rooms}")
+            raise InvalidHomeSpec("rooms", self.rooms, f"a home needs at least one room, not {self.rooms}")
         if self.items < 0 or self.people < 0:
-            raise ValueError(f"counts cannot be negative (items={self.items}, people={self.people})")
+            counts = (self.items, self.people)
+            raise InvalidHomeSpec(
+                "items" if self.items < 0 else "people",
+                counts,
+                f"counts cannot be negative (items={self.items}, people={self.people})",
+            )
 
     @classmethod
     def scaled(cls, total_entities: int, seed: int = 0, *, undescriptive_names: bool = False) -> HomeSpec:
         """A spec of about ``total_entities`` entities with the paper-scale home's proportions."""
         if total_entities < 1:
-            raise ValueError(f"total_entities must be positive, not {total_entities}")
+            raise InvalidHomeSpec(
+                "total_entities", total_entities, f"total_entities must be positive, not {total_entities}"
+            )
         base = cls()
         factor = total_entities / base.entity_count()
         return cls(

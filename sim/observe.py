@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 
 from kg_memory.model import Entity, Fact
 from perception.observation import Observation, ObservedEntity
+from sim.errors import ObservationError
 from sim.household import CONTAINER_TYPES
 
 _HIDDEN_RELATIONS = frozenset({"connected"})
@@ -43,7 +44,7 @@ def observe(
 def _robot_room(facts: Iterable[Fact], robot: str) -> str:
     rooms = sorted(f.args[1] for f in facts if f.predicate == "robot_at")
     if not rooms:
-        raise ValueError(f"{robot} is in no room in this state, so it cannot observe anything")
+        raise ObservationError(robot, f"{robot} is in no room in this state, so it cannot observe anything")
     return rooms[0]
 
 
@@ -86,7 +87,7 @@ def _entity(entities: Mapping[str, Entity], name: str, robot: str) -> Entity:
         return entity
     if name == robot:  # a domain constant the caller's mapping may leave out
         return Entity(robot, "robot", "robot")
-    raise ValueError(f"{name} appears in the state but not among the home's entities")
+    raise ObservationError(name, f"{name} appears in the state but not among the home's entities")
 
 
 def _observed(entity: Entity, facts: Iterable[Fact]) -> ObservedEntity:

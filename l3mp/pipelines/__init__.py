@@ -4,13 +4,15 @@ memory and, where it needs one, a language model, and returns a result value."""
 
 from l3mp.pipelines.context import ModelRetrieval, Retrieved
 from l3mp.pipelines.domains import DomainClash, ImportFailed, ImportReport, import_problem, install_domain
-from l3mp.pipelines.exchange import AnswerProblem, Exchange, Reply, ask_parsed
+from l3mp.pipelines.errors import AnswerProblem, PipelineError
+from l3mp.pipelines.exchange import Exchange, Reply, ask_parsed
 from l3mp.pipelines.nl_update import NLUpdateConfig, NLUpdater, NLUpdateResult
 from l3mp.pipelines.plans import PlanConfig, PlanReport, TaskPlanner
 from l3mp.pipelines.sensor_update import SensorResult, SensorUpdater
 
 __all__ = [
     "AnswerProblem",
+    "PipelineError",
     "DomainClash",
     "Exchange",
     "ImportFailed",

@@ -17,16 +17,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from kg_memory import Domain, DomainRegistry, L3mpError, UpdateStatus, WorldMemory, load_domain
+from kg_memory import Domain, DomainRegistry, UpdateStatus, WorldMemory, load_domain
 from kg_memory.errors import InvalidName
 from kg_memory.model import pddl_name
+from l3mp.pipelines.errors import PipelineError
 from l3mp.settings import Settings
 from l3mp.wiring import domain_registry, open_store
 from planning import PlanningError, check_readable, problem_pddl
 from planning.pddl_io import PddlError, PddlProblem, load_domain_file, read_problem, read_sexpr, read_text
 
 
-class DomainClash(L3mpError):
+class DomainClash(PipelineError):
     """A domain file whose domain name is taken by a different domain."""
 
     def __init__(self, name: str, given: Path, installed: Path) -> None:
@@ -39,7 +40,7 @@ class DomainClash(L3mpError):
         )
 
 
-class ImportFailed(L3mpError):
+class ImportFailed(PipelineError):
     """A problem that could not become a memory; nothing of it was kept in the store."""
 
     def __init__(self, problem: Path | str, reason: str) -> None:

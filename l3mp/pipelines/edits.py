@@ -11,7 +11,7 @@ from typing import Any
 from kg_memory.domain import Domain
 from kg_memory.errors import L3mpError
 from kg_memory.model import Delta, Fact
-from l3mp.pipelines.exchange import AnswerProblem
+from l3mp.pipelines.errors import AnswerProblem
 
 _SHAPE = 'answer {"remove": [...], "add": [...]}, each fact as {"predicate": "<name>", "args": ["<entity>", ...]}'
 

@@ -13,19 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from l3mp.llm.base import Deadline, DeadlinePassed, LanguageModel, MalformedOutput, Message, ModelUnavailable, Usage
+from l3mp.pipelines.errors import AnswerProblem
 from l3mp.prompts import follow_up
 
 T = TypeVar("T")
 # A previous answer is echoed into a re-prompt at most this long: a huge reply is never sent back whole.
 ECHO_CHARS = 2_000
-
-
-class AnswerProblem(ValueError):
-    """An answer that cannot be used, with sentences the model can act on (raised by parsers)."""
-
-    def __init__(self, problems: Sequence[str]) -> None:
-        self.problems = tuple(problems)
-        super().__init__("; ".join(self.problems))
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,7 +46,7 @@ from l3mp.llm import (
     PromptTooLong,
 )
 from l3mp.llm.local import LocalModelError
-from l3mp.pipelines import DomainClash, ImportFailed
+from l3mp.pipelines import AnswerProblem, DomainClash, ImportFailed, PipelineError
 from l3mp.prompts import InvalidPromptInput
 from l3mp.service.schemas import ErrorBody, ErrorDetail, IssueOut, UpdateOut
 from perception import PerceptionError, ThorMetadataError
@@ -59,7 +59,11 @@ log = logging.getLogger(__name__)
 RETRY_UNAVAILABLE = 5  # seconds, the Retry-After of a 503 for a store or model that is down
 
 
-class TooLarge(Exception):
+class ServiceError(L3mpError):
+    """The service refuses a request before any domain work: too large, rejected, overloaded."""
+
+
+class TooLarge(ServiceError):
     """A streamed request body went over its route's limit."""
 
     def __init__(self, limit: int) -> None:
@@ -67,7 +71,7 @@ class TooLarge(Exception):
         super().__init__(f"the request body exceeds {limit} bytes")
 
 
-class Rejected(Exception):
+class Rejected(ServiceError):
     """An update was verified, found wrong and recorded as rejected: the state is untouched."""
 
     def __init__(self, update: Update) -> None:
@@ -75,7 +79,7 @@ class Rejected(Exception):
         super().__init__(f"update {update.id} was rejected")
 
 
-class Overloaded(Exception):
+class Overloaded(ServiceError):
     """The service refuses work for now (busy, rate-limited, past its deadline): retry after ``retry_after`` s."""
 
     def __init__(self, status: int, code: str, message: str, retry_after: int) -> None:
@@ -105,8 +109,12 @@ CODES: dict[type[Exception], tuple[int, str]] = {
     StoreUnavailable: (503, "store_unavailable"),
     StoreFailure: (503, "store_failure"),
     KgMemoryError: (422, "memory_error"),
-    # the request body
+    # the service's own refusals (Rejected and Overloaded answer through their own handlers, with the
+    # update's issues and the refusal's status, code and Retry-After)
     TooLarge: (413, "too_large"),
+    Rejected: (422, "update_rejected"),
+    Overloaded: (503, "busy"),
+    ServiceError: (400, "refused"),
     # the language model
     ModelUnavailable: (503, "model_unavailable"),
     LocalModelError: (503, "local_model_unavailable"),
@@ -116,9 +124,11 @@ CODES: dict[type[Exception], tuple[int, str]] = {
     MalformedOutput: (502, "malformed_model_output"),
     LLMError: (502, "model_error"),
     InvalidPromptInput: (422, "invalid_prompt_input"),
-    # domains and imports
+    # domains, imports and the pipelines
     DomainClash: (409, "domain_clash"),
     ImportFailed: (422, "import_failed"),
+    AnswerProblem: (502, "unusable_model_answer"),
+    PipelineError: (422, "pipeline_error"),
     # retrieval
     InvalidQuery: (422, "invalid_query"),
     InvalidParameters: (422, "invalid_retrieval_parameters"),
