@@ -217,7 +217,8 @@ class OpenAICompatibleModel:
             except openai.OpenAIError as exc:
                 raise self._unavailable(exc, attempt + 1) from exc
         if last is None:
-            raise ModelUnavailable(self.base_url, self.model, "no time left for the request", 0)
+            # the caller's deadline, not an outage: no request was sent
+            raise ModelUnavailable(self.base_url, self.model, "no time left for the request", 0, timed_out=True)
         timed_out = deadline.expired or isinstance(last, openai.APITimeoutError)
         cause = last if not deadline.expired else TimeoutError(f"the call's deadline of {self.timeout:g} s passed")
         unavailable = self._unavailable(cause, attempt + 1)
