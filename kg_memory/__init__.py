@@ -1,6 +1,6 @@
 """The world-state memory: domain schema, core types, verification, stores and history."""
 
-from kg_memory._pddl import COST_SCALE, UP_LOCK, scaled_cost
+from kg_memory._pddl import COST_SCALE, scaled_cost
 from kg_memory.domain import Domain, DomainRegistry, PredicateSchema, load_domain
 from kg_memory.errors import (
     DomainError,
@@ -51,6 +51,7 @@ from kg_memory.operations import ImportMismatch
 from kg_memory.rules import Rules
 from kg_memory.store import GraphStore
 from kg_memory.unknowns import LastSeen, Unknown, last_seen, unknown_locations, unplaced
+from kg_memory.up_environment import UP_LOCK
 from kg_memory.verifier import StateView, Verifier
 
 __all__ = [

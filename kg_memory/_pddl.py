@@ -1,4 +1,4 @@
-"""The one place that touches unified-planning's PDDL reader."""
+"""PDDL domains read through unified-planning into our schema, and the spelling planners get."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import pickle
 import re
 import sys
 import tempfile
-import threading
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,14 +28,13 @@ from kg_memory.formula import (
     Quantified,
     Truth,
 )
+from kg_memory.sexpr import tokens
+from kg_memory.up_environment import pddl_reading_environment
 
 Params = tuple[tuple[str, str], ...]
-# unified-planning keeps global, unsynchronized state (its environment's type and
-# expression managers): every use of it in this process holds this lock.
-UP_LOCK = threading.RLock()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ParsedDomain:
     name: str
     types: dict[str, str | None]
@@ -92,28 +89,14 @@ def _store(cache: Path, parsed: ParsedDomain) -> None:
 
 
 def _parse(path: Path, text: str) -> ParsedDomain:
-    # Heavy imports, kept off module import.
-    from unified_planning.environment import get_environment
+    # Heavy import, kept off module import.
     from unified_planning.io import PDDLReader
 
-    # PDDL lets a type and a predicate share a name (IPC's schedule domain does), which
-    # unified-planning rejects unless error_used_name is off. A private Environment would
-    # be cleaner, but its reader builds forall variables in the global one, so we switch
-    # the flag on the global environment for the parse and restore it.
-    with UP_LOCK:  # get_environment() itself races: two threads can each create "the" global one
-        environment = get_environment()
-        previous = environment.error_used_name
-        environment.error_used_name = False
+    with pddl_reading_environment() as environment:
         try:
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=r"Name .* already defined", category=UserWarning)
-                # unified-planning 1.3 still calls pyparsing's camelCase API, deprecated in 3.3
-                warnings.filterwarnings("ignore", category=DeprecationWarning)
-                problem = PDDLReader(environment=environment).parse_problem_string(text)
+            problem = PDDLReader(environment=environment).parse_problem_string(text)
         except Exception as exc:  # the reader raises SyntaxError, ValueError, UPException, pyparsing errors...
             raise DomainError(path, f"not a valid PDDL domain: {_one_line(exc)}") from exc
-        finally:
-            environment.error_used_name = previous
     try:
         return _schema_of(problem, normalise_pddl(text))
     except ValueError as exc:
@@ -145,7 +128,16 @@ def _schema_of(problem: Any, planner_text: str) -> ParsedDomain:
         raise ValueError(f"{', '.join(clash)} names both a predicate and a function")
     constants = {obj.name.lower(): _type_name(obj.type) for obj in problem.all_objects}
     actions = {action.name.lower(): _action(action, functions) for action in problem.actions}
-    return ParsedDomain(problem.name.lower(), types, predicates, constants, actions, functions, costs, planner_text)
+    return ParsedDomain(
+        name=problem.name.lower(),
+        types=types,
+        predicates=predicates,
+        constants=constants,
+        actions=actions,
+        functions=functions,
+        costs=costs,
+        planner_text=planner_text,
+    )
 
 
 def _type_name(type_: Any) -> str:
@@ -242,8 +234,6 @@ def _formula(node: Any) -> Formula:
 
 # -- the planners' spelling -------------------------------------------------------------------
 
-_TOKENS = re.compile(r"[()]|[^\s()]+")
-_COMMENT = re.compile(r";[^\n]*")
 _DASH_TYPE = re.compile(r"^-([a-z].*)$")
 
 
@@ -252,15 +242,15 @@ def normalise_pddl(text: str) -> str:
     tokens, ``?x -type`` (which unified-planning reads and Fast Downward's parser refuses) split
     into ``?x - type``, and constant action costs in :data:`COST_SCALE` units as the problems
     write theirs. Names stay as they are, so plans read back in the domain's own words."""
-    tokens: list[str] = []
-    for token in _TOKENS.findall(_COMMENT.sub("", text).lower()):
+    spelled: list[str] = []
+    for token in tokens(text):
         dashed = _DASH_TYPE.match(token)
-        tokens += ["-", dashed.group(1)] if dashed else [token]
-    for i in range(len(tokens) - 5):
+        spelled += ["-", dashed.group(1)] if dashed else [token]
+    for i in range(len(spelled) - 5):
         # ( increase ( total-cost ) N ): scale N when it is a number
-        if tokens[i : i + 5] == ["(", "increase", "(", TOTAL_COST, ")"] and _is_number(tokens[i + 5]):
-            tokens[i + 5] = scaled_cost(float(tokens[i + 5]))
-    out = " ".join(tokens)
+        if spelled[i : i + 5] == ["(", "increase", "(", TOTAL_COST, ")"] and _is_number(spelled[i + 5]):
+            spelled[i + 5] = scaled_cost(float(spelled[i + 5]))
+    out = " ".join(spelled)
     return out.replace("( ", "(").replace(" )", ")") + "\n"
 
 

@@ -1,0 +1,94 @@
+"""S-expressions, as PDDL writes them: the one tokeniser and reader of the project.
+
+Domains, problems and the goals a model writes are all tokenised here; what a form means is
+up to its reader (unified-planning for domains and problems, the planning layer for goals).
+Tokens are lower-cased, as PDDL names are case-insensitive, and ``;`` comments are dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import TypeAlias
+
+from kg_memory.errors import KgMemoryError
+
+SExpr: TypeAlias = "str | list[SExpr]"
+
+_TOKEN = re.compile(r"[()]|[^\s()]+")
+_COMMENT = re.compile(r";[^\n]*")
+_CLIP = 80
+
+
+class SExprError(KgMemoryError):
+    """Text that does not read as s-expressions: ``text`` is the input, ``position`` the offset
+    in it where reading failed and ``problem`` says why."""
+
+    def __init__(self, text: str, position: int, problem: str) -> None:
+        self.text = text
+        self.position = position
+        self.problem = problem
+        super().__init__(f"{problem}, at offset {position} of {clip(text)!r}")
+
+
+class ExtraClose(SExprError):
+    """A ``)`` that closes nothing; ``before`` holds the forms read before it."""
+
+    def __init__(self, text: str, position: int, before: tuple[SExpr, ...]) -> None:
+        self.before = before
+        super().__init__(text, position, "unbalanced parentheses: a ')' closes nothing")
+
+
+class Unclosed(SExprError):
+    """``count`` ``(`` still open at the end of the text; ``position`` is the outermost one's."""
+
+    def __init__(self, text: str, position: int, count: int) -> None:
+        self.count = count
+        super().__init__(text, position, f"unbalanced parentheses: {count} '(' never closed")
+
+
+def without_comments(text: str) -> str:
+    """``text`` with its comments blanked out: the same length, so offsets still point into it."""
+    return _COMMENT.sub(lambda comment: " " * len(comment.group()), text)
+
+
+def tokens(text: str) -> list[str]:
+    """The tokens of ``text``: parentheses and lower-cased words, comments dropped."""
+    return [token for _, token in _located(text)]
+
+
+def read_forms(text: str) -> list[SExpr]:
+    """Every top-level form of ``text``, in order; raises :class:`ExtraClose` or :class:`Unclosed`."""
+    stack: list[list[SExpr]] = [[]]
+    opened: list[int] = []  # where each list still open began
+    for position, token in _located(text):
+        if token == "(":
+            stack.append([])
+            opened.append(position)
+        elif token != ")":
+            stack[-1].append(token)
+        elif len(stack) == 1:
+            raise ExtraClose(text, position, tuple(stack[0]))
+        else:
+            closed = stack.pop()
+            opened.pop()
+            stack[-1].append(closed)
+    if opened:
+        raise Unclosed(text, opened[0], len(opened))
+    return stack[0]
+
+
+def write(form: SExpr) -> str:
+    """``form`` as PDDL text, one space between tokens."""
+    return form if isinstance(form, str) else f"({' '.join(write(f) for f in form)})"
+
+
+def clip(text: str) -> str:
+    """``text`` on one line and short enough to quote in an error message."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _CLIP else flat[: _CLIP - 3] + "..."
+
+
+def _located(text: str) -> Iterator[tuple[int, str]]:
+    for match in _TOKEN.finditer(without_comments(text)):
+        yield match.start(), match.group().lower()
