@@ -26,14 +26,14 @@ from kg_memory.memory import WorldMemory
 from kg_memory.model import UpdateStatus
 from kg_memory.unknowns import Unknown, unknown_locations
 from l3mp.llm.base import LanguageModel, Usage
-from l3mp.pipelines.exchange import AnswerProblem, Exchange, ask_parsed
+from l3mp.pipelines.errors import AnswerProblem
+from l3mp.pipelines.exchange import Exchange, ask_parsed
 from l3mp.pipelines.mentions import resolve
-from l3mp.pipelines.plans import NEEDS_EXPLORATION, NEEDS_INFORMATION, PlanConfig, PlanReport, TaskPlanner
+from l3mp.pipelines.plans import NEEDS_EXPLORATION, NEEDS_INFORMATION, PlanConfig, PlanReport, TaskPlanner, world_of
 from l3mp.prompts import MentionsInput, mentions
 from planning.explore import Place, search_places, usual_places
-from planning.goal import parse_goal
+from planning.goal_reader import parse_goal
 from planning.problem import goal_objects
-from planning.world import World
 from retrieval import Retriever
 
 ROBOT = "robot_1"
@@ -144,11 +144,7 @@ class OpenWorldPlanner:
 
     def _explore(self, report: PlanReport, item: Unknown, explored: Collection[str], started: float) -> PlanReport:
         state = self.memory.state()
-        world = World(
-            self.memory.domain,
-            (e for n, e in state.entities.items() if n not in self.memory.domain.constants),
-            state.facts,
-        )
+        world = world_of(self.memory.domain, state)
         placed = [f for u in self.memory.history() if u.status is UpdateStatus.APPLIED for f in u.delta.add]
         usual = usual_places(world, item.entity.type, [*placed, *state.facts])
         last = item.last_seen.place if item.last_seen else None

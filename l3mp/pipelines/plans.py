@@ -14,16 +14,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kg_memory.domain import Domain
 from kg_memory.errors import InvalidValue
 from kg_memory.memory import WorldMemory
 from kg_memory.model import State
 from l3mp.llm.base import Deadline, DeadlinePassed, LanguageModel, PromptTooLong, Usage
 from l3mp.pipelines.context import ModelRetrieval
-from l3mp.pipelines.exchange import AnswerProblem, Exchange, ask_parsed, unusable
+from l3mp.pipelines.errors import AnswerProblem
+from l3mp.pipelines.exchange import Exchange, ask_parsed, unusable
 from l3mp.prompts import GoalInput, goal
 from planning import DEFAULT_PLANNER, GroundAction, PlanStatus, World
 from planning.explain import cost_sentence, explain
-from planning.goal import check_goal
+from planning.goal_checker import check_goal
 from planning.problem import focused_context, goal_objects
 from planning.reachability import impossible_gaps
 from planning.tiers import TieredPlan, TieredPlanner
@@ -269,8 +271,7 @@ class TaskPlanner:
     ) -> PlanReport:
         started = time.perf_counter()
         domain = self.memory.domain
-        constants = domain.constants
-        world = World(domain, (e for n, e in state.entities.items() if n not in constants), state.facts)
+        world = world_of(domain, state)
         gaps = impossible_gaps(world, formula)  # what is missing, in milliseconds, before any planner runs
         if gaps:
             timings["planning"] = time.perf_counter() - started
@@ -316,6 +317,12 @@ class TaskPlanner:
             optimality=tiered.note,
             cost_explanation=said,
         )
+
+
+def world_of(domain: Domain, state: State) -> World:
+    """The planning world of a memory's state: its entities, less the domain's constants, and its facts."""
+    constants = domain.constants
+    return World(domain, (e for n, e in state.entities.items() if n not in constants), state.facts)
 
 
 def _anchors(world: World) -> list[str]:

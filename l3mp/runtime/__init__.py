@@ -1,7 +1,9 @@
 """The robot runtime: perceive, read reports, plan, execute, monitor and replan against an environment."""
 
+from l3mp.runtime.config import RuntimeConfig
 from l3mp.runtime.environment import Environment, TaskRequest
 from l3mp.runtime.inbox import InboxError, read_inbox
+from l3mp.runtime.open_world import OpenWorld
 from l3mp.runtime.records import (
     ActionRecord,
     PlanRecord,
@@ -13,13 +15,16 @@ from l3mp.runtime.records import (
     TaskStatus,
     UpdateRecord,
 )
-from l3mp.runtime.runtime import CHECKPOINT_KEY, Runtime, RuntimeConfig, jaccard, resume_step
+from l3mp.runtime.runtime import CHECKPOINT_KEY, Runtime, jaccard, resume_step
+from l3mp.runtime.task_loop import ClosedWorld, TaskLoop, TaskPlanning
 
 __all__ = [
     "CHECKPOINT_KEY",
     "ActionRecord",
+    "ClosedWorld",
     "Environment",
     "InboxError",
+    "OpenWorld",
     "PlanRecord",
     "ReplanCause",
     "ReplanRecord",
@@ -27,6 +32,8 @@ __all__ = [
     "Runtime",
     "RuntimeConfig",
     "StepRecord",
+    "TaskLoop",
+    "TaskPlanning",
     "TaskRecord",
     "TaskRequest",
     "TaskStatus",

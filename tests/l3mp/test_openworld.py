@@ -12,7 +12,8 @@ from kg_memory.stores import SQLiteStore
 from l3mp.llm import ScriptedModel
 from l3mp.llm.base import Message
 from l3mp.pipelines.openworld import OpenWorldPlanner
-from l3mp.runtime import Runtime, RuntimeConfig, TaskStatus
+from l3mp.runtime import ReplanCause, Runtime, RuntimeConfig, TaskStatus
+from planning.evaluator import GroundAction, StepOutcome
 from sim import HomeSpec, Simulator, generate_home
 from sim.environment import SimEnvironment
 from sim.household import Home
@@ -182,3 +183,22 @@ def test_the_cli_reports_impossible_with_its_exit_code(
     assert main(args) == 4
     out = capsys.readouterr().out
     assert '"status": "impossible"' in out and "phone_1 is ringing" in out
+
+
+class _Slippery(SimEnvironment):
+    """Every pick slips out of the gripper."""
+
+    def execute(self, action: GroundAction) -> StepOutcome:
+        if action.name == "pick":
+            return StepOutcome(action, False, Delta(), (f"{action}: the gripper slipped",))
+        return super().execute(action)
+
+
+def test_an_abandoned_open_world_task_lists_its_replan_causes(memory: WorldMemory, home: Home) -> None:
+    item = next(f.args[0] for f in sorted(home.facts, key=str) if f.predicate == "on")
+    env = _Slippery(Simulator(home, seed=1))
+    env.add_task(f"Pick up the {item}.", goal=f"(held {item} robot_1)")
+    task = Runtime(memory, env, None, RuntimeConfig(open_world=True, max_replans=2)).step().task
+    assert task is not None and task.status is TaskStatus.ABANDONED
+    assert len(task.replans) == 3 and all(r.cause is ReplanCause.ACTION_FAILED for r in task.replans)
+    assert "replanned 2 times: action_failed at (pick" in task.reason and "gripper slipped" in task.reason
