@@ -5,7 +5,8 @@ does), goal checking, tiered planning validated against the full state, and expl
 from planning.errors import PlanningError
 from planning.evaluator import ActionEvaluator, GroundAction, PlanOutcome, StepOutcome
 from planning.explain import ExplainError, explain, numbered
-from planning.goal import GoalCheck, GoalSyntaxError, check_goal, parse_goal
+from planning.goal_checker import GoalCheck, check_goal
+from planning.goal_reader import GoalSyntaxError, parse_goal
 from planning.planner import (
     DEFAULT_PLANNER,
     OPTIMAL_PLANNER,

@@ -13,24 +13,20 @@ static functions, and ``(:metric minimize (total-cost))``) are read: the functio
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any
 
 from kg_memory import UP_LOCK, Domain, Entity, Fact, InvalidName, InvalidValue
 from kg_memory.domain import ROOT_TYPE, domain_from_pddl
 from kg_memory.formula import Formula
+from kg_memory.sexpr import SExpr, SExprError, clip, read_forms, write
+from kg_memory.up_environment import pddl_reading_environment
 from planning.errors import PlanningError
-from planning.goal import GoalSyntaxError, parse_goal
+from planning.goal_reader import GoalSyntaxError, parse_goal
 
-SExpr: TypeAlias = "str | list[SExpr]"
-
-_TOKEN = re.compile(r"[()]|[^\s()]+")
-_COMMENT = re.compile(r";[^\n]*")
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
-_CLIP = 80
 # List heads that mean a feature outside typed STRIPS/ADL over predicates, wherever they occur.
 _FEATURES = {
     ":functions": "numeric fluents",
@@ -69,7 +65,7 @@ class UnsupportedFeature(PddlError):
         super().__init__(source, f"uses {feature}, which l3mp does not support (it reads {SUPPORTED}): {where}")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PddlProblem:
     """A problem as a memory holds it: entities (the domain's constants are left out, a memory
     has them from its domain), the true atoms of ``:init``, and the goal."""
@@ -202,7 +198,7 @@ def read_problem(domain: Domain, text: str, source: Path | str = "<problem>") ->
     except (InvalidName, InvalidValue) as exc:
         raise PddlError(source, f"a name l3mp cannot store: {exc}") from exc
     goal = _goal(form, source)
-    return PddlProblem(name, domain_name, entities, facts, goal, str(goal))
+    return PddlProblem(name=name, domain=domain_name, entities=entities, facts=facts, goal=goal, goal_text=str(goal))
 
 
 def goal_of(text: str, source: Path | str = "<problem>") -> Formula:
@@ -217,29 +213,21 @@ def _goal(form: list[SExpr], source: Path | str) -> Formula:
     if len(goals) != 1 or len(goals[0]) != 2:
         raise PddlError(source, "a problem needs exactly one (:goal FORMULA)")
     try:
-        return parse_goal(_show(goals[0][1], clip=False))
+        return parse_goal(write(goals[0][1]))
     except GoalSyntaxError as exc:
         raise PddlError(source, f"its goal does not read: {exc.problem}") from exc
 
 
 def parse_up_problem(domain_text: str, problem_text: str, source: Path | str = "<problem>") -> Any:
-    """unified-planning's ``Problem`` for the two texts; call it holding ``UP_LOCK``."""
-    from unified_planning.environment import get_environment
+    """unified-planning's ``Problem`` for the two texts; call it holding ``UP_LOCK``, which
+    the caller needs anyway to use the problem it gets."""
     from unified_planning.io import PDDLReader
 
-    environment = get_environment()
-    # As kg_memory's domain reader does: a type and a predicate may share a name in PDDL.
-    previous = environment.error_used_name
-    environment.error_used_name = False
-    try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=r"Name .* already defined", category=UserWarning)
-            warnings.filterwarnings("ignore", category=DeprecationWarning)  # pyparsing's camelCase API
+    with pddl_reading_environment() as environment:
+        try:
             return PDDLReader(environment=environment).parse_problem_string(domain_text, problem_text)
-    except Exception as exc:  # SyntaxError, UPException, pyparsing errors...
-        raise PddlError(source, f"unified-planning cannot read it: {' '.join(str(exc).split())}") from exc
-    finally:
-        environment.error_used_name = previous
+        except Exception as exc:  # SyntaxError, UPException, pyparsing errors...
+            raise PddlError(source, f"unified-planning cannot read it: {' '.join(str(exc).split())}") from exc
 
 
 def _type_name(type_: Any) -> str:
@@ -251,20 +239,10 @@ def _type_name(type_: Any) -> str:
 
 def read_sexpr(text: str, source: Path | str = "<pddl>") -> list[SExpr]:
     """The one top-level form of a PDDL file, lower-cased, comments dropped."""
-    stack: list[list[SExpr]] = [[]]
-    for token in _TOKEN.findall(_COMMENT.sub("", text)):
-        if token == "(":
-            stack.append([])
-        elif token != ")":
-            stack[-1].append(token.lower())
-        elif len(stack) == 1:
-            raise PddlError(source, "unbalanced parentheses: a ')' closes nothing")
-        else:
-            closed = stack.pop()
-            stack[-1].append(closed)
-    if len(stack) > 1:
-        raise PddlError(source, f"unbalanced parentheses: {len(stack) - 1} '(' never closed")
-    forms = stack[0]
+    try:
+        forms = read_forms(text)
+    except SExprError as exc:
+        raise PddlError(source, exc.problem) from exc
     if len(forms) != 1 or not isinstance(forms[0], list) or forms[0][:1] != ["define"]:
         raise PddlError(source, "expected one (define ...) form")
     return forms[0]
@@ -295,6 +273,5 @@ def _lists(form: list[SExpr]) -> Iterator[list[SExpr]]:
             yield from _lists(item)
 
 
-def _show(form: SExpr, clip: bool = True) -> str:
-    text = form if isinstance(form, str) else f"({' '.join(_show(f, clip=False) for f in form)})"
-    return text if not clip or len(text) <= _CLIP else text[: _CLIP - 3] + "..."
+def _show(form: SExpr) -> str:
+    return clip(write(form))

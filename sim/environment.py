@@ -11,7 +11,7 @@ from kg_memory.model import Delta, Fact
 from l3mp.runtime import TaskRequest
 from perception.observation import Observation
 from planning.evaluator import GroundAction, StepOutcome
-from planning.goal import parse_goal
+from planning.goal_reader import parse_goal
 from sim.events import Event
 from sim.household import CONTAINER_TYPES
 from sim.model import SimulatedModel

@@ -28,7 +28,7 @@ from l3mp.runtime import TaskRequest
 from perception import Observation, ThorNames, scene_objects, thor_facts, thor_observation
 from perception.thor import View
 from planning.evaluator import ActionEvaluator, GroundAction, StepOutcome
-from planning.goal import parse_goal
+from planning.goal_reader import parse_goal
 from planning.world import World
 from sim.errors import SimulationError
 

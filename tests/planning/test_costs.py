@@ -8,7 +8,7 @@ from pathlib import Path
 from kg_memory import Fact
 from kg_memory.domain import domain_from_pddl
 from planning import ActionEvaluator, World, problem_pddl, solve
-from planning.goal import parse_goal
+from planning.goal_reader import parse_goal
 from planning.pddl_io import read_problem
 
 # "?c -compressor": unified-planning reads it; Fast Downward's parser wants "- compressor"

@@ -12,7 +12,7 @@ from l3mp.llm import ScriptedModel
 from l3mp.pipelines.plans import INVALID_GOAL, INVALID_REQUEST, PlanConfig, TaskPlanner
 from l3mp.prompts import ISSUES_HEADER
 from planning import ActionEvaluator, World
-from planning.goal import parse_goal
+from planning.goal_reader import parse_goal
 from sim import HomeSpec, generate_home
 from sim.household import Home
 

@@ -16,7 +16,7 @@ from kg_memory.stores import SQLiteStore
 from l3mp.cli import main
 from l3mp.pipelines import PlanConfig, TaskPlanner
 from planning import OPTIMAL_PLANNER, ActionEvaluator, World, problem_pddl, solve
-from planning.goal import parse_goal
+from planning.goal_reader import parse_goal
 from planning.problem import full_context
 from sim import Home, HomeSpec, generate_home
 from sim.floorplan import detours, home_facts, lay_out

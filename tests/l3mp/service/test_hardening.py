@@ -18,7 +18,7 @@ from l3mp.service import create_app
 from l3mp.service.errors import status_of
 from l3mp.settings import Settings
 from planning import PlanningError
-from planning.goal import GoalSyntaxError
+from planning.goal_reader import GoalSyntaxError
 
 
 @pytest.fixture
