@@ -25,7 +25,7 @@ from kg_memory.stores import SQLiteStore
 from l3mp.examples import SURVEY_ENTITIES, SURVEY_FACTS
 from l3mp.pipelines.plans import PlanConfig, TaskPlanner
 from planning import World
-from planning.goal import parse_goal
+from planning.goal_reader import parse_goal
 from planning.problem import focused_context
 from planning.tiers import formula_predicates, widen
 
