@@ -1,23 +1,27 @@
 """MkDocs hook: the reference pages that are read off the code when the site is built, so they cannot go
 stale. The REST reference comes from the service's own OpenAPI document (also published beside the page
-as ``openapi.json``); the CLI reference from the ``l3mp`` command's ``--help``, command by command.
+as ``openapi.json``); the CLI reference from the ``l3mp`` command's ``--help``, command by command; the
+list of settings from ``Settings``' fields; the import contracts from ``pyproject.toml``.
 
-A page asks for one with a marker line: ``<!-- generated: rest -->`` or ``<!-- generated: cli -->``.
+A page asks for one with a marker line: ``<!-- generated: rest -->``, ``<!-- generated: cli -->``,
+``<!-- generated: settings -->`` or ``<!-- generated: contracts -->``.
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
+import tomllib
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
 
 import click
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
+ROOT = Path(__file__).resolve().parents[2]
 OPENAPI_PATH = "reference/openapi.json"
 METHODS = ("get", "head", "post", "put", "patch", "delete")
 
@@ -71,7 +75,51 @@ def cli_reference() -> str:
     return "\n\n".join(sections)
 
 
-GENERATORS = {"<!-- generated: rest -->": rest_reference, "<!-- generated: cli -->": cli_reference}
+def _type(annotation: Any) -> str:
+    """``float``, ``str | None``, ``'sqlite' | 'neo4j'``: a field's type as a reader would write it."""
+    if annotation is type(None):
+        return "None"
+    if isinstance(annotation, type):
+        return annotation.__name__
+    if get_origin(annotation) is Literal:
+        return " | ".join(repr(value) for value in get_args(annotation))
+    return " | ".join(_type(arg) for arg in get_args(annotation)) or str(annotation)
+
+
+def settings_reference() -> str:
+    """Every ``L3MP_*`` variable with its type and default (secrets show none)."""
+    from l3mp.settings import Settings
+
+    rows = []
+    for name, field in Settings.model_fields.items():
+        kind = _type(field.annotation)
+        default = "" if field.is_required() or "Secret" in kind else f"`{field.default}`"
+        rows.append(f"| `L3MP_{name.upper()}` | {_cell(kind)} | {default} |")
+    return "| variable | type | default |\n| --- | --- | --- |\n" + "\n".join(rows)
+
+
+def contracts_reference() -> str:
+    """The import-linter contracts ``make test`` holds, as pyproject.toml states them."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    items = []
+    for contract in pyproject["tool"]["importlinter"]["contracts"]:
+        inside = f" (inside `{'`, `'.join(contract['containers'])}`)" if "containers" in contract else ""
+        if contract["type"] == "layers":
+            rule = "layers, top to bottom" + inside + ": " + " → ".join(f"`{layer}`" for layer in contract["layers"])
+        else:
+            sources, forbidden = contract["source_modules"], contract["forbidden_modules"]
+            how = "directly " if contract.get("allow_indirect_imports") else ""
+            rule = f"`{'`, `'.join(sources)}` never {how}import `{'`, `'.join(forbidden)}`"
+        items.append(f"- **{contract['name']}**: {rule}")
+    return "\n".join(items)
+
+
+GENERATORS = {
+    "<!-- generated: rest -->": rest_reference,
+    "<!-- generated: cli -->": cli_reference,
+    "<!-- generated: settings -->": settings_reference,
+    "<!-- generated: contracts -->": contracts_reference,
+}
 
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:
