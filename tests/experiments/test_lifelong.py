@@ -1,4 +1,4 @@
-"""The lifelong benchmark runs end to end, small (CI); the big runs' figures are in the README."""
+"""The lifelong benchmark runs end to end, small (CI); the big runs' figures are in docs/benchmarks/lifelong.md."""
 
 from __future__ import annotations
 
