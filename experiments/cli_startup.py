@@ -1,12 +1,11 @@
 """How fast the command line starts: ``l3mp --help``, ``l3mp state`` and ``l3mp history`` timed as whole
 processes, each several times (min / median / max).
 
-    .venv/bin/python -m experiments cli [--runs 7] [--out experiments/results/cli.json]
+    python -m experiments cli [--runs 7] [--out experiments/results/cli.json]
 """
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import statistics
 import subprocess
@@ -19,7 +18,7 @@ from typing import Any
 
 from rich.console import Console
 
-from experiments._common import description, header, judged, machine_info, measures_table, verdict, write_results
+from experiments.harness import RESULTS, Benchmark, header, judged, machine_info, measures_table, verdict, write_results
 
 # (what, arguments after `l3mp --db FILE`, target seconds): the issue's start-up budget per command
 COMMANDS: tuple[tuple[str, tuple[str, ...], float], ...] = (
@@ -69,9 +68,8 @@ def measure(runs: int) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments cli", description=description(__doc__))
+    parser = BENCHMARK.parser(__doc__)
     parser.add_argument("--runs", type=int, default=7, help="runs per command")
-    parser.add_argument("--out", type=Path, default=Path("experiments/results/cli.json"))
     args = parser.parse_args(argv)
     if args.runs < 1 or (shutil.which(_l3mp()[0]) is None and not Path(_l3mp()[0]).is_file()):
         parser.error("use --runs >= 1, with l3mp installed beside this interpreter")
@@ -85,3 +83,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     Console().print(measures_table("CLI start-up (min / median / max)", rows))
     return 0
+
+
+BENCHMARK = Benchmark(name="cli", results=RESULTS / "cli.json", main=main)

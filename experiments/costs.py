@@ -1,5 +1,5 @@
 """Action costs benchmark: plan cost and planning time for satisficing, anytime and optimal planning
-in household-travel (moving costs the walk), and what pruning costs an optimal plan (issue 20).
+in household-travel (moving costs the walk), and what pruning costs an optimal plan.
 
 Homes at paper scale and at ``--mid-entities``; on each, simulator tasks plus one "go to" task whose
 cheapest route takes more steps than the shortest (worked out by hand from the floor plan). Every
@@ -16,7 +16,7 @@ In AI2-THOR (``thor-travel``, ``--thor-scenes`` recorded kitchens from ``--thor-
 perception reports it, the agent in the middle of the floor, and the task to put two objects that fit
 in the sink there, drawn per scene from the seed; going to an object costs the floor distance.
 
-    .venv/bin/python -m experiments costs [--paper-tasks 3] [--mid-tasks 1] [--mid-entities 2000]
+    python -m experiments costs [--paper-tasks 3] [--mid-tasks 1] [--mid-entities 2000]
         [--no-homes] [--thor-scenes 3] [--thor-data ../shared/thor] [--timeout 10] [--optimal-timeout 60] [--seed 0]
         [--out experiments/results/costs.json]
 """
@@ -35,16 +35,17 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from experiments._common import (
-    description,
+from experiments.harness import (
+    RESULTS,
+    Benchmark,
     header,
     judged,
     machine_info,
     measures_table,
+    progress,
     verdict_word,
     write_results,
 )
-from experiments._shared import progress
 from kg_memory import Domain, DomainRegistry
 from kg_memory.formula import And, Atom, Formula
 from perception import ThorNames, thor_observation
@@ -57,7 +58,6 @@ from sim.floorplan import detours
 from sim.thor.data import read_scene
 from sim.thor.environment import observed_world
 
-DEFAULT_OUT = Path("experiments/results/costs.json")
 DOMAIN = "household-travel"
 THOR_DOMAIN = "thor-travel"
 ROBOT = "robot_1"
@@ -65,7 +65,7 @@ MODES = ("satisficing", "anytime", "optimal")
 EPSILON = 1e-6  # costs are sums of one-decimal distances
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Run:
     """One task planned one way."""
 
@@ -95,7 +95,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--thor-scenes", type=int, default=3, help="AI2-THOR kitchens (FloorPlan1, 2, ...; 0: none)")
     parser.add_argument("--thor-data", type=Path, default=Path("../shared/thor"), help="the recorded scenes' folder")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
 
 
 def tasks(sim: Simulator, count: int) -> list[tuple[str, str, Formula]]:
@@ -132,18 +131,18 @@ def plan_once(world: World, task: tuple[str, str, Formula], mode: str, planner: 
     valid = result.solved and outcome.executable and bool(outcome.goal_reached)
     pruned, full = _optima(result, world, planner) if mode == "optimal" else (None, None)
     return Run(
-        text,
-        kind,
-        mode,
-        result.status.value,
-        result.tier,
-        round(seconds, 3),
-        len(result.plan),
-        None if result.cost is None else round(result.cost, 3),
-        valid,
-        result.optimal,
-        pruned,
-        full,
+        task=text,
+        kind=kind,
+        mode=mode,
+        status=result.status.value,
+        tier=result.tier,
+        seconds=round(seconds, 3),
+        steps=len(result.plan),
+        cost=None if result.cost is None else round(result.cost, 3),
+        valid=valid,
+        proven=result.optimal,
+        pruned_optimum=pruned,
+        full_optimum=full,
     )
 
 
@@ -317,7 +316,7 @@ def print_report(console: Console, results: dict[str, dict[str, Any]], targets: 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments costs", description=description(__doc__))
+    parser = BENCHMARK.parser(__doc__)
     add_arguments(parser)
     args = parser.parse_args(argv)
     console = Console()
@@ -343,5 +342,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+BENCHMARK = Benchmark(name="costs", results=RESULTS / "costs.json", main=main)

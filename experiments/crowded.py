@@ -1,16 +1,14 @@
-"""The crowded table (issue 15, case 13): N items on one kitchen table; widening and planning time.
+"""The crowded table: N items on one kitchen table; widening and planning time.
 
     python -m experiments crowded [--sizes 2000,10000,14000] [--out experiments/results/crowded.json]
 
-For each N: ``widen`` alone (it was quadratic: 8.2 s at 2,000), then a plan request with a goal
-that already holds and one that does not, each under the request's deadline (before: 70 s at
-2,000, no answer in 590 s at 14,000). The memory is SQLite in a temporary folder.
+For each N: ``widen`` alone (it once grew quadratically with N), then a plan request with a goal
+that already holds and one that does not, each under the request's deadline. The memory is SQLite
+in a temporary folder.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import tempfile
 import time
 from collections.abc import Sequence
@@ -19,7 +17,7 @@ from typing import Any
 
 from rich.console import Console
 
-from experiments._common import description, machine_info, measures_table, verdict
+from experiments.harness import RESULTS, Benchmark, machine_info, measures_table, verdict, write_results
 from kg_memory import DomainRegistry, Entity, Fact, WorldMemory
 from kg_memory.stores import SQLiteStore
 from l3mp.examples import SURVEY_ENTITIES, SURVEY_FACTS
@@ -63,9 +61,8 @@ def measure(n: int, folder: Path) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="experiments crowded", description=description(__doc__))
+    parser = BENCHMARK.parser(__doc__)
     parser.add_argument("--sizes", default="2000,10000,14000")
-    parser.add_argument("--out", type=Path, default=Path("experiments/results/crowded.json"))
     args = parser.parse_args(argv)
     console = Console()
     with tempfile.TemporaryDirectory() as tmp:
@@ -83,6 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for label, target in targets.items():
         console.print(f"{label}: {verdict(target)} ({target['value']} s)")
     results = {"machine": machine_info(), "rows": rows, "targets": targets}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    write_results(args.out, results)
     return 0
+
+
+BENCHMARK = Benchmark(name="crowded", results=RESULTS / "crowded.json", main=main)

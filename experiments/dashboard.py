@@ -6,12 +6,11 @@ The service runs under uvicorn on 127.0.0.1 over a SQLite store in a temp folder
 through REST. "first render" is measured in the page, from asking for the graph to the second frame
 after Cytoscape drew it (fetch + layout + draw); "ready" is from navigation start.
 
-    .venv/bin/python -m experiments dashboard [--entities 382,2000] [--loads 3]
+    python -m experiments dashboard [--entities 382,2000] [--loads 3]
 """
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import shutil
@@ -28,10 +27,9 @@ from typing import Any
 import httpx
 from rich.console import Console
 
-from experiments._common import header, judged, machine_info, measures_table, verdict, write_results
+from experiments.harness import RESULTS, Benchmark, header, judged, machine_info, measures_table, verdict, write_results
 from sim import HomeSpec, generate_home
 
-OUT = "experiments/results/dashboard.json"
 TARGET_FIRST_RENDER_S = 3.0  # at 2,000 entities, on this 2-core machine's software-rendered Chromium
 TARGET_PAYLOAD_BYTES = 1_000_000
 
@@ -128,10 +126,9 @@ def measure(entities: int, loads: int, folder: Path) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments dashboard", description=__doc__.split("\n\n")[0])
+    parser = BENCHMARK.parser(__doc__)
     parser.add_argument("--entities", default="382,2000", help="home sizes, comma-separated (382 = the paper's home)")
     parser.add_argument("--loads", type=int, default=3, help="fresh page loads per size (the median is reported)")
-    parser.add_argument("--out", type=Path, default=Path(OUT), help=f"results file (default {OUT})")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.entities.split(",")]
     runs = []
@@ -182,3 +179,6 @@ def _chromium_version() -> str:
         return "missing"
     done = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=30, check=False)
     return done.stdout.strip()
+
+
+BENCHMARK = Benchmark(name="dashboard", results=RESULTS / "dashboard.json", main=main)

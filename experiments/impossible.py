@@ -14,7 +14,6 @@ when the goal holds or the planner finds a plan our evaluator accepts.
 
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
 import time
@@ -25,9 +24,10 @@ from typing import Any
 
 from rich.console import Console
 
-from experiments._common import (
-    add_common_arguments,
-    description,
+from experiments.harness import (
+    RESULTS,
+    Benchmark,
+    add_gc_argument,
     header,
     judged,
     machine_info,
@@ -42,7 +42,6 @@ from planning import ActionEvaluator, World, problem_pddl, solve
 from planning.reachability import analyse, goal_gaps, impossible_gaps
 from sim import HomeSpec, generate_home
 
-DEFAULT_OUT = "experiments/results/impossible.json"
 SOLVED, UNSOLVABLE = "solved", "unsolvable"
 ROBOT = "robot_1"
 HAND_EMPTY = Fact("hand_empty", (ROBOT,))
@@ -254,11 +253,11 @@ def summary(verdicts: Sequence[Verdict]) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments impossible", description=description(__doc__))
+    parser = BENCHMARK.parser(__doc__)
     parser.add_argument("--homes", type=int, default=400)
     parser.add_argument("--goals", type=int, default=12, help="goals per home")
     parser.add_argument("--seed", type=int, default=0)
-    add_common_arguments(parser, DEFAULT_OUT, gc_help="(unused)")
+    add_gc_argument(parser, help="(unused)")
     args = parser.parse_args(argv)
     console = Console()
     results = header("impossible", args, machine_info())
@@ -285,5 +284,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+BENCHMARK = Benchmark(name="impossible", results=RESULTS / "impossible.json", main=main)

@@ -14,7 +14,6 @@ Lines export and a verified re-import with the process's peak RSS. A log-log plo
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import os
 import random
@@ -29,11 +28,21 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from experiments._common import description, header, judged, machine_info, ms, verdict, write_results
-from experiments._shared import open_store
+from experiments.harness import (
+    RESULTS,
+    Benchmark,
+    header,
+    judged,
+    machine_info,
+    ms,
+    open_store,
+    targets_by_store,
+    verdict,
+    write_results,
+)
 from experiments.household import build_household, load_batches
 from kg_memory import Checkpoint, Delta, Fact, GraphStore, HistoryQuery, Update, UpdateSource, UpdateStatus, WorldMemory
-from kg_memory.exchange import open_lines
+from kg_memory.jsonl_stream import open_lines
 
 DOMAIN = "example_home"
 STEP = timedelta(seconds=20)  # a busy robot: 3 updates a minute
@@ -261,12 +270,11 @@ def plot(results: dict[str, Any], path: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments lifelong", description=description(__doc__))
+    parser = BENCHMARK.parser(__doc__)
     parser.add_argument("--updates", type=int, default=10_000, help="largest history on SQLite")
     parser.add_argument("--neo4j-updates", type=int, default=None, help="largest on Neo4j (default: --updates)")
     parser.add_argument("--stores", default="sqlite,neo4j")
     parser.add_argument("--samples", type=int, default=100, help="timed operations per measure and size")
-    parser.add_argument("--out", type=Path, default=Path("experiments/results/lifelong.json"))
     parser.add_argument("--plot", type=Path, default=Path("docs/figures/lifelong.png"))
     args = parser.parse_args(argv)
     console = Console()
@@ -292,3 +300,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             table.add_row(kind, label, f"{target['measured']:,}", verdict(target))
     console.print(table)
     return 0
+
+
+BENCHMARK = Benchmark(name="lifelong", results=RESULTS / "lifelong.json", main=main, targets=targets_by_store())

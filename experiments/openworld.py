@@ -1,4 +1,4 @@
-"""Open-world tasks (issue 17): items with unknown or stale locations, explored for vs the closed world.
+"""Open-world tasks: items with unknown or stale locations, explored for vs the closed world.
 
 For each task a fresh simulated home: the target item was moved in the truth (most often into a closed
 container); the memory has lost track of ``--fraction`` of its items, the target among them (or, for
@@ -10,7 +10,6 @@ open-world runtime (ask, explore, replan) and on the closed-world runtime (plans
 
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
 import tempfile
@@ -21,9 +20,10 @@ from typing import Any
 
 from rich.console import Console
 
-from experiments._common import (
-    add_common_arguments,
-    description,
+from experiments.harness import (
+    RESULTS,
+    Benchmark,
+    add_gc_argument,
     header,
     judged,
     machine_info,
@@ -37,8 +37,6 @@ from l3mp.runtime import Runtime, RuntimeConfig
 from sim import HomeSpec, Simulator, generate_home
 from sim.environment import SimEnvironment
 from sim.partial import hide_target, lose_track
-
-OUT = "experiments/results/openworld.json"
 
 
 def run_task(index: int, open_world: bool, fraction: float, folder: Path) -> dict[str, Any]:
@@ -98,10 +96,10 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments openworld", description=description(__doc__))
+    parser = BENCHMARK.parser(__doc__)
     parser.add_argument("--tasks", type=int, default=30)
     parser.add_argument("--fraction", type=float, default=0.3, help="share of items whose location is unknown")
-    add_common_arguments(parser, OUT, gc_help="(unused)")
+    add_gc_argument(parser, help="(unused)")
     args = parser.parse_args(argv)
     console = Console()
     results = header("openworld", args, machine_info())
@@ -129,5 +127,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+BENCHMARK = Benchmark(name="openworld", results=RESULTS / "openworld.json", main=main)

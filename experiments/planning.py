@@ -1,16 +1,18 @@
-"""``l3mp bench planning``: the planning pipeline (Alg. 4) against planning on the full state.
+"""Planning benchmark: the planning pipeline (Alg. 4) against planning on the full state.
 
 Homes of three sizes; for each, simulator tasks are planned through the whole pipeline (RS
 retrieval with the simulated model's query graph and goal, goal check, tiers, validation against
 the full state, explanation) and, where it is feasible, by Fast Downward on the full state, as in
-the paper's Fig. 3. The simulated model answers without injected errors here: this measures
-planning, not the model. Times exclude the model; the full-state time is the planner's alone.
+the paper's Fig. 3, drawn as a PNG. The simulated model answers without injected errors here: this
+measures planning, not the model. Times exclude the model; the full-state time is the planner's alone.
+
+    python -m experiments planning [--paper-tasks 12] [--mid-tasks 3] [--large-tasks 3]
+        [--out experiments/results/planning.json] [--plot experiments/results/planning.png]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 import uuid
@@ -22,8 +24,17 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from experiments._common import judged, judged_all, verdict_word
-from experiments._shared import open_store, progress
+from experiments.harness import (
+    RESULTS,
+    Benchmark,
+    judged,
+    judged_all,
+    open_store,
+    parameters,
+    progress,
+    targets_table,
+    write_results,
+)
 from kg_memory import GraphStore, WorldMemory
 from l3mp.pipelines.plans import PlanConfig, TaskPlanner
 from planning import DEFAULT_PLANNER, full_context, problem_pddl, solve
@@ -31,8 +42,7 @@ from retrieval import Embedder, SearchRetriever
 from sim import HomeSpec, Simulator, Task, generate_home
 from sim.model import ErrorRates, SimulatedModel
 
-DEFAULT_OUT = Path("experiments/results/planning.json")
-DEFAULT_PLOT = Path("experiments/results/planning.png")
+DEFAULT_PLOT = RESULTS / "planning.png"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +53,7 @@ class Scale:
     full_state: bool  # also plan each task on the full state (the baseline)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TaskRun:
     kind: str
     status: str
@@ -60,12 +70,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--paper-tasks", type=int, default=12, help="tasks on the paper-scale home")
     parser.add_argument("--mid-entities", type=int, default=2_000)
-    parser.add_argument("--mid-tasks", type=int, default=3, help="tasks at --mid-entities (full state ~70 s each)")
+    parser.add_argument("--mid-tasks", type=int, default=3, help="tasks at --mid-entities (also on the full state)")
     parser.add_argument("--large-entities", type=int, default=10_000)
     parser.add_argument("--large-tasks", type=int, default=3)
     parser.add_argument("--planner", default=DEFAULT_PLANNER)
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per planner call")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--plot", type=Path, default=DEFAULT_PLOT)
 
 
@@ -256,12 +265,7 @@ def print_report(console: Console, results: dict[str, dict[str, Any]], targets: 
             speed,
         )
     console.print(table)
-    verdicts = Table(title="planning targets")
-    for column in ("target", "measured", "verdict"):
-        verdicts.add_column(column)
-    for t in targets.values():
-        verdicts.add_row(t["target"], str(t["measured"]), verdict_word(t))
-    console.print(verdicts)
+    console.print(targets_table("planning targets", targets.values()))
 
 
 def run_planning(args: argparse.Namespace, console: Console) -> dict[str, Any]:
@@ -278,15 +282,24 @@ def run_planning(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     targets = judge(results, [s.name for s in chosen])
     output = {
         "benchmark": "planning",
-        "parameters": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k != "command"},
+        "parameters": parameters(args),
         "model": "simulated, no injected errors (times exclude it)",
         "wall_s": round(time.perf_counter() - started, 1),
         "scales": results,
         "targets": targets,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(output, indent=2) + "\n", encoding="utf-8")
+    write_results(args.out, output)
     plot(results, args.plot)
     print_report(console, results, targets)
     console.print(f"results written to {args.out}, plot to {args.plot} ({output['wall_s']} s)")
     return output
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = BENCHMARK.parser(__doc__)
+    add_arguments(parser)
+    run_planning(parser.parse_args(argv), Console())
+    return 0
+
+
+BENCHMARK = Benchmark(name="planning", results=RESULTS / "planning.json", main=main)

@@ -10,7 +10,7 @@ generator (the JSON writing between records excluded), which gives the seconds p
 task; and every planner call is timed, so a task's seconds split into planning (problem parsing
 plus Fast Downward) and the rest (proposing, pruning, validating).
 
-    .venv/bin/python -m experiments.sim [--seed 0] [--steps 100] [--task-every 5]
+    python -m experiments sim [--seed 0] [--steps 100] [--task-every 5]
         [--out experiments/results/sim.json]
 """
 
@@ -34,20 +34,22 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 import sim.simulator
-from experiments._common import (
-    add_common_arguments,
-    description,
+from experiments.harness import (
+    RESULTS,
+    Benchmark,
+    add_gc_argument,
     header,
     judged,
     machine_info,
     measures_table,
     quantile,
+    single_target,
     timed,
     verdict,
     write_results,
 )
 from kg_memory import Domain, DomainRegistry
-from l3mp.tuning import gc_frozen
+from l3mp.gc_freeze import gc_frozen
 from planning.planner import PlanResult, solve
 from sim.episode import EpisodeConfig, generate_episode, write_episode
 from sim.household import HomeSpec
@@ -198,11 +200,11 @@ def print_report(console: Console, results: dict[str, Any]) -> None:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m experiments.sim", description=description(__doc__))
+    parser = BENCHMARK.parser(__doc__)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--steps", type=int, default=TARGET_STEPS)
     parser.add_argument("--task-every", type=int, default=5, help="every n-th step is a task (0: none)")
-    add_common_arguments(parser, "experiments/results/sim.json", gc_help="leave the imported modules to the collector")
+    add_gc_argument(parser, help="leave the imported modules to the collector")
     args = parser.parse_args(argv)
     if args.steps < 1 or args.task_every < 0:
         parser.error("use --steps >= 1 and --task-every >= 0")
@@ -241,5 +243,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+BENCHMARK = Benchmark(name="sim", results=RESULTS / "sim.json", main=main, targets=single_target("100-step episode, s"))

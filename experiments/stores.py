@@ -7,7 +7,7 @@ alone, the raw ``store.commit`` alone, and ``memory.neighbourhood`` of 3 random 
 The harness's own objects are frozen out of the garbage collector first (unless
 ``--no-gc-freeze``); each phase reports the collector's time as ``gc_ms``.
 
-    .venv/bin/python -m experiments.stores [--stores sqlite,neo4j] [--entities 10000] [--facts 50000]
+    python -m experiments stores [--stores sqlite,neo4j] [--entities 10000] [--facts 50000]
         [--out experiments/results/stores.json] [--profile]
 """
 
@@ -27,24 +27,26 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from experiments._common import (
+from experiments.harness import (
+    RESULTS,
+    Benchmark,
     GcClock,
-    add_common_arguments,
-    description,
+    add_gc_argument,
     header,
     judged,
     machine_info,
     ms,
+    open_store,
     profile,
+    targets_by_store,
     timed,
     verdict,
     write_results,
 )
-from experiments._shared import open_store
 from experiments.household import Household, Mover, build_household, load_batches
 from kg_memory import Delta, DomainRegistry, Entity, Fact, Update, UpdateSource, UpdateStatus, WorldMemory
+from l3mp.gc_freeze import gc_frozen
 from l3mp.settings import Settings
-from l3mp.tuning import gc_frozen
 
 DOMAIN = "example_home"
 # Per store: verified apply changes/s at least, and 2-hop neighbourhood p95 ms at most.
@@ -242,7 +244,8 @@ def store_machine_info(kinds: list[str]) -> dict[str, Any]:
     return info
 
 
-def _p(phase: dict[str, Any], *qs: int) -> str:
+def _percentiles(phase: dict[str, Any], *qs: int) -> str:
+    """The phase's percentiles ``qs`` in milliseconds, slash-separated."""
     return "/".join(f"{phase[f'p{q}_ms']:.1f}" for q in qs)
 
 
@@ -250,11 +253,11 @@ ROWS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
     ("load: sensor updates", lambda r: f"{r['load']['updates']} in {r['load']['seconds']:.2f} s"),
     ("load: facts/s", lambda r: f"{r['load']['facts_per_s']:,}"),
     ("apply (verified): changes/s", lambda r: f"{r['apply_verified']['changes_per_s']:,}"),
-    ("apply: p50/p95 ms", lambda r: _p(r["apply_verified"], 50, 95)),
-    ("verify only: p50/p95 ms", lambda r: _p(r["verify_only"], 50, 95)),
+    ("apply: p50/p95 ms", lambda r: _percentiles(r["apply_verified"], 50, 95)),
+    ("verify only: p50/p95 ms", lambda r: _percentiles(r["verify_only"], 50, 95)),
     ("raw commit: changes/s", lambda r: f"{r['commit_raw']['changes_per_s']:,}"),
-    ("raw commit: p50/p95 ms", lambda r: _p(r["commit_raw"], 50, 95)),
-    ("2-hop: p50/p95/p99 ms", lambda r: _p(r["neighbourhood"], 50, 95, 99)),
+    ("raw commit: p50/p95 ms", lambda r: _percentiles(r["commit_raw"], 50, 95)),
+    ("2-hop: p50/p95/p99 ms", lambda r: _percentiles(r["neighbourhood"], 50, 95, 99)),
     (
         "2-hop: facts, truncated",
         lambda r: f"{r['neighbourhood']['mean_facts']:.0f}, {r['neighbourhood']['truncated_share']:.0%}",
@@ -281,7 +284,7 @@ def print_report(console: Console, results: dict[str, Any]) -> None:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m experiments.stores", description=description(__doc__))
+    parser = BENCHMARK.parser(__doc__)
     parser.add_argument("--stores", default="sqlite,neo4j", help="comma-separated: sqlite, neo4j")
     parser.add_argument("--entities", type=int, default=10_000)
     parser.add_argument("--facts", type=int, default=50_000)
@@ -292,9 +295,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--load-batch", type=int, default=5_000, help="facts per perception update when loading")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--profile", action="store_true", help="also cProfile 5 applies and 100 queries per store")
-    add_common_arguments(
-        parser, "experiments/results/stores.json", gc_help="leave the harness's objects to the collector"
-    )
+    add_gc_argument(parser, help="leave the harness's objects to the collector")
     args = parser.parse_args(argv)
     if args.entities < 100 or args.changes < 2 or args.changes % 2 or min(args.updates, args.queries) < 1:
         parser.error("use --entities >= 100, an even --changes >= 2, and at least one update and query")
@@ -328,5 +329,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+# the summary of all benchmarks labels each store's targets
+LABELS = {"apply_changes_per_s": "apply changes/s", "neighbourhood_p95_ms": "2-hop p95 ms"}
+BENCHMARK = Benchmark(name="stores", results=RESULTS / "stores.json", main=main, targets=targets_by_store(LABELS))

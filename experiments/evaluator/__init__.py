@@ -9,175 +9,44 @@ an item on a receptacle in the robot's room, the held item, a closed washer here
 walk is re-run as one plan by ``ActionEvaluator.validate`` on the start state, which must end in the
 same state.
 
-    .venv/bin/python -m experiments.evaluator [--entities 10000] [--actions 10000] [--seed 7]
+    python -m experiments evaluator [--entities 10000] [--actions 10000] [--seed 7]
         [--out experiments/results/evaluator.json]
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import random
-import statistics
-import time
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
-from experiments._common import (
-    add_common_arguments,
-    description,
+from experiments.evaluator.walk import DOMAIN, describe_home, home_spec, print_report, replay, summarize, walk
+from experiments.harness import (
+    RESULTS,
+    Benchmark,
+    add_gc_argument,
     header,
     judged,
     machine_info,
-    measures_table,
+    single_target,
     timed,
-    us,
-    verdict,
     write_results,
 )
-from experiments.chooser import Chooser
-from kg_memory import Domain, DomainRegistry
-from l3mp.tuning import gc_frozen
-from planning import ActionEvaluator, GroundAction, World
-from sim.household import Home, HomeSpec, generate_home
+from kg_memory import DomainRegistry
+from l3mp.gc_freeze import gc_frozen
+from planning import ActionEvaluator, World
+from sim.household import generate_home
 
-DOMAIN = "household"
 TARGET_SECONDS = 2.0  # for 10,000 actions on 10,000 entities
 
 
-def home_spec(n_entities: int, seed: int) -> HomeSpec:
-    """``HomeSpec.scaled``, with as many more (or fewer) items as make exactly ``n_entities`` entities."""
-    spec = HomeSpec.scaled(n_entities, seed)
-    return dataclasses.replace(spec, items=max(0, spec.items + n_entities - spec.entity_count()))
-
-
-# -- measuring ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Walk:
-    plan: tuple[GroundAction, ...]
-    seconds: tuple[float, ...]  # of each execute
-    refused: tuple[str, ...]  # reasons of chosen actions the evaluator refused (must be none)
-    changes: int  # fact changes applied
-
-
-def walk(evaluator: ActionEvaluator, world: World, home: Home, actions: int, seed: int) -> Walk:
-    """``actions`` random applicable actions executed on ``world``; only ``execute`` is timed."""
-    chooser, clock = Chooser(world, home, random.Random(seed)), time.perf_counter
-    plan: list[GroundAction] = []
-    seconds: list[float] = []
-    refused: list[str] = []
-    changes = 0
-    for _ in range(actions):
-        action = chooser.next()
-        start = clock()
-        outcome = evaluator.execute(action, world)
-        seconds.append(clock() - start)
-        plan.append(action)
-        changes += outcome.delta.size
-        refused.extend(outcome.reasons)
-    return Walk(tuple(plan), tuple(seconds), tuple(refused), changes)
-
-
-def summarize(result: Walk) -> dict[str, Any]:
-    by_kind: dict[str, list[float]] = {}
-    for action, seconds in zip(result.plan, result.seconds, strict=True):
-        by_kind.setdefault(action.name, []).append(seconds)
-    total = sum(result.seconds)
-    return {
-        "actions": len(result.plan),
-        "seconds": round(total, 4),
-        "actions_per_s": round(len(result.plan) / total) if total else None,
-        "us_mean": round(1e6 * total / max(1, len(result.plan)), 1),
-        "us_p50": us(result.seconds, 50),
-        "us_p99": us(result.seconds, 99),
-        "us_max": round(1e6 * max(result.seconds, default=0.0), 1),
-        "fact_changes": result.changes,
-        "refused": len(result.refused),
-        "by_kind": {
-            kind: {"count": len(s), "us_mean": round(1e6 * statistics.fmean(s), 1), "us_max": round(1e6 * max(s), 1)}
-            for kind, s in sorted(by_kind.items())
-        },
-    }
-
-
-def replay(evaluator: ActionEvaluator, domain: Domain, home: Home, result: Walk, final: World) -> dict[str, Any]:
-    """The walk as one plan through ``validate`` on the start state: it must run and end where the walk did."""
-    start = World(domain, home.entities, home.facts)
-    seconds, outcome = timed(lambda: evaluator.validate(result.plan, start))
-    return {
-        "seconds": round(seconds, 3),
-        "executable": outcome.executable,
-        "same_final_state": outcome.world.facts == final.facts,
-        "start_unchanged": start.facts == home.facts,
-    }
-
-
-def describe_home(home: Home, world: World) -> dict[str, Any]:
-    by_type = Counter(e.type for e in home.entities)
-    return {
-        "domain": DOMAIN,
-        "generator": "sim.household.generate_home",
-        "spec": dataclasses.asdict(home.spec),
-        "entities": len(home.entities),
-        "objects": len(world.entities),  # with the domain's constants (robot_1 and the liquids)
-        "facts": len(home.facts),
-        "rooms": len(home.rooms),
-        "receptacles": len(home.receptacles),
-        "appliances": len(home.appliances),
-        "people": len(home.people),
-        "items": len(home.items),
-        "entities_by_type": dict(sorted(by_type.items())),
-        "facts_by_predicate": dict(sorted(Counter(f.predicate for f in home.facts).items())),
-    }
-
-
-# -- report ---------------------------------------------------------------------------------
-
-
-def print_report(console: Console, results: dict[str, Any]) -> None:
-    run, home, target, replayed = results["walk"], results["home"], results["target"], results["validate"]
-    table = Table(title=f"evaluator: check+execute by action kind ({run['actions']:,} random applicable actions)")
-    table.add_column("action")
-    for column in ("count", "mean µs", "max µs"):
-        table.add_column(column, justify="right")
-    for kind, row in run["by_kind"].items():
-        table.add_row(kind, f"{row['count']:,}", f"{row['us_mean']:.1f}", f"{row['us_max']:.1f}")
-    table.add_section()
-    table.add_row("all", f"{run['actions']:,}", f"{run['us_mean']:.1f}", f"{run['us_max']:.1f}")
-    console.print(table)
-    title = (
-        f"evaluator: {home['entities']:,} entities ({home['rooms']:,} rooms, {home['items']:,} items, "
-        f"{home['people']:,} people), {home['facts']:,} facts"
-    )
-    rows = [
-        ("check+execute, all actions", f"{run['seconds']:.3f} s"),
-        ("actions/s", f"{run['actions_per_s']:,}"),
-        ("p50 / p99 / max µs", f"{run['us_p50']} / {run['us_p99']} / {run['us_max']}"),
-        ("fact changes", f"{run['fact_changes']:,}"),
-        ("refused (must be 0)", str(run["refused"])),
-        ("validate of the walk as one plan", f"{replayed['seconds']:.3f} s"),
-        ("same final state, start unchanged", f"{replayed['same_final_state']}, {replayed['start_unchanged']}"),
-        ("10,000 actions (scaled)", f"{target['scaled_seconds']:.3f} s"),
-        ("target", verdict(target)),
-    ]
-    console.print(measures_table(title, rows))
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m experiments.evaluator", description=description(__doc__))
+    parser = BENCHMARK.parser(__doc__)
     parser.add_argument("--entities", type=int, default=10_000)
     parser.add_argument("--actions", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=7)
-    add_common_arguments(
-        parser, "experiments/results/evaluator.json", gc_help="leave the home's objects to the collector"
-    )
+    add_gc_argument(parser, help="leave the home's objects to the collector")
     args = parser.parse_args(argv)
     if args.entities < 200 or args.actions < 1:
         parser.error("use --entities >= 200 and --actions >= 1")
@@ -218,5 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0 if not result.refused and results["validate"]["same_final_state"] else 1
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+BENCHMARK = Benchmark(
+    name="evaluator", results=RESULTS / "evaluator.json", main=main, targets=single_target("10,000 actions, s")
+)
+
+__all__ = ["BENCHMARK", "main"]

@@ -1,4 +1,4 @@
-"""Episodes, scales, results and targets."""
+"""The retrieval benchmark's episodes and scales: the homes, each step measured, the figures and targets."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from experiments._common import judged, quantile
-from experiments.retrieval_eval.measure import Retrievers, Sample, make_retrievers, measure, timed
-from experiments.retrieval_eval.probes import Probe, next_probe
+from experiments.harness import judged, ms, quantile, timed
+from experiments.retrieval.measure import Retrievers, Sample, make_retrievers, measure
+from experiments.retrieval.probes import Probe, next_probe
 from kg_memory import GraphStore, UpdateSource, UpdateStatus, WorldMemory
-from l3mp.tuning import gc_frozen
+from l3mp.gc_freeze import gc_frozen
 from retrieval import (
     Embedder,
     QueryEdge,
@@ -138,10 +138,6 @@ def _mean(values: Iterable[float]) -> float | None:
     return round(statistics.fmean(found), 4) if found else None
 
 
-def _ms(seconds: Sequence[float], q: int) -> float:
-    return round(1000 * quantile(seconds, q), 3)
-
-
 def summarize(samples: Sequence[Sample]) -> dict[str, Any]:
     """One retriever's figures over its samples; recall and precision over steps that need facts."""
     judged = [s for s in samples if s.needed]
@@ -159,15 +155,15 @@ def summarize(samples: Sequence[Sample]) -> dict[str, Any]:
         "full_tokens_mean": _mean(s.full_tokens for s in samples),
         "token_ratio_mean": _mean(s.token_ratio for s in samples),
         "token_ratio_p95": round(quantile([s.token_ratio for s in samples], 95), 4),
-        "latency_p50_ms": _ms(seconds, 50),
-        "latency_p95_ms": _ms(seconds, 95),
-        "latency_excl_embedding_p50_ms": _ms([s.seconds - s.embed_seconds for s in samples], 50),
-        "latency_excl_embedding_p95_ms": _ms([s.seconds - s.embed_seconds for s in samples], 95),
-        "entity_sync_p50_ms": _ms([s.sync_seconds for s in samples], 50),
-        "entity_sync_p95_ms": _ms([s.sync_seconds for s in samples], 95),
-        "latency_excl_sync_p50_ms": _ms([s.seconds - s.sync_seconds for s in samples], 50),
-        "latency_excl_sync_p95_ms": _ms([s.seconds - s.sync_seconds for s in samples], 95),
-        "latency_excl_sync_embedding_p95_ms": _ms([s.seconds - s.sync_seconds - s.embed_seconds for s in samples], 95),
+        "latency_p50_ms": ms(seconds, 50),
+        "latency_p95_ms": ms(seconds, 95),
+        "latency_excl_embedding_p50_ms": ms([s.seconds - s.embed_seconds for s in samples], 50),
+        "latency_excl_embedding_p95_ms": ms([s.seconds - s.embed_seconds for s in samples], 95),
+        "entity_sync_p50_ms": ms([s.sync_seconds for s in samples], 50),
+        "entity_sync_p95_ms": ms([s.sync_seconds for s in samples], 95),
+        "latency_excl_sync_p50_ms": ms([s.seconds - s.sync_seconds for s in samples], 50),
+        "latency_excl_sync_p95_ms": ms([s.seconds - s.sync_seconds for s in samples], 95),
+        "latency_excl_sync_embedding_p95_ms": ms([s.seconds - s.sync_seconds - s.embed_seconds for s in samples], 95),
         "query_texts_embedded": sum(s.texts_embedded for s in samples),
         "steps_embedding_query_texts": sum(1 for s in samples if s.texts_embedded),
         "unmatched_nodes": sum(s.unmatched for s in samples),

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from experiments.retrieval_eval.probes import Probe, StepKind
+from experiments.harness import timed
+from experiments.retrieval.probes import Probe, StepKind
 from kg_memory import WorldMemory
 from retrieval import (
     Context,
@@ -138,9 +139,3 @@ def measure(probe: Probe, retrievers: Retrievers, memory: WorldMemory) -> list[S
     samples = [retrieve(name, chosen, probe, memory, retrievers.clock) for name, chosen in retrievers.items()]
     full_tokens = samples[0].tokens
     return [replace(s, full_tokens=full_tokens) for s in samples]
-
-
-def timed(work: Callable[[], Any]) -> tuple[float, Any]:
-    start = time.perf_counter()
-    result = work()
-    return time.perf_counter() - start, result

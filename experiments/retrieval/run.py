@@ -1,40 +1,32 @@
-"""Retrieval benchmark: full, entity selection and search (RS) on simulator episodes.
-
-Recall and precision of the facts each request needs, context tokens against the full graph's,
-latency (no language model) and entity re-embedding, at paper scale with descriptive and with
-``object_N`` names and on a 10,000-entity home; the same as ``l3mp bench retrieval``
-(see ``experiments.retrieval_eval``).
-
-    .venv/bin/python -m experiments.retrieval [--seed 0] [--episodes 2] [--steps 100] [--entities 10000]
-        [--large-steps 50] [--stores sqlite,neo4j] [--out experiments/results/retrieval.json]
-"""
+"""The retrieval benchmark's run: its options, the chosen scales on the chosen stores, and its tables."""
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sqlite3
-import sys
 import time
-from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from experiments._common import description, verdict_word
-from experiments._shared import progress
+from experiments.harness import (
+    add_gc_argument,
+    header,
+    machine_info,
+    open_store,
+    progress,
+    targets_table,
+    write_results,
+)
+from experiments.retrieval.episodes import judge, run_scale, scales
 
-DEFAULT_OUT = Path("experiments/results/retrieval.json")
 SCALES = ("paper", "undescriptive", "large")
 STORES = ("sqlite", "neo4j")
 
 
-def add_retrieval_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="episode e uses home and simulator seed seed+e")
     parser.add_argument("--episodes", type=int, default=2, help="episodes per paper-scale home")
     parser.add_argument("--steps", type=int, default=100, help="steps per paper-scale episode")
@@ -46,8 +38,7 @@ def add_retrieval_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stores", default="sqlite", help="comma-separated: sqlite, neo4j (L3MP_NEO4J_*)")
     parser.add_argument("--hops", type=int, help="k of entities and search (default: theirs)")
     parser.add_argument("--max-facts", type=int, help="fact cap of entities and search (default: theirs)")
-    parser.add_argument("--no-gc-freeze", action="store_true", help="leave the setup's objects to the collector")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results file (default {DEFAULT_OUT})")
+    add_gc_argument(parser, help="leave the setup's objects to the collector")
 
 
 def _choices(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
@@ -65,14 +56,13 @@ def _params(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 
 def run_retrieval(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     """Run the chosen scales on the chosen stores, print the tables, write the JSON; the results."""
-    from experiments import retrieval_eval as ev
     from retrieval import SentenceTransformerEmbedder
 
     names = _choices(args.scales, SCALES, "scales")
     stores = _choices(args.stores, STORES, "stores")
     if min(args.episodes, args.steps, args.large_steps) < 1 or args.entities < 50:
         raise SystemExit("use --episodes, --steps and --large-steps >= 1 and --entities >= 50")
-    homes = ev.scales(
+    homes = scales(
         args.seed,
         episodes=args.episodes,
         steps=args.steps,
@@ -83,14 +73,14 @@ def run_retrieval(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     )
     embedder = SentenceTransformerEmbedder()
     started = time.perf_counter()
-    results: dict[str, Any] = {**_header(args), "scales": {}}
+    results: dict[str, Any] = {**header("retrieval", args, _machine()), "scales": {}}
     for kind in stores:
-        with ev.open_store(kind) as store:
+        with open_store(kind) as store:
             for name in names:
                 scale = homes[name]
                 total = scale.steps * scale.episodes
                 with progress(console, f"{name} on {kind}", total) as advance:
-                    found = ev.run_scale(
+                    found = run_scale(
                         scale,
                         store,
                         embedder,
@@ -100,35 +90,17 @@ def run_retrieval(args: argparse.Namespace, console: Console) -> dict[str, Any]:
                     )
                 results["scales"].setdefault(name, {})[kind] = found
     results["wall_s"] = round(time.perf_counter() - started, 1)
-    results["targets"] = ev.judge(results["scales"])
-    _write(args.out, results)
+    results["targets"] = judge(results["scales"])
+    write_results(args.out, results)
     print_report(console, results)
     console.print(f"results written to {args.out} ({results['wall_s']} s)")
     return results
 
 
-def _header(args: argparse.Namespace) -> dict[str, Any]:
+def _machine() -> dict[str, Any]:
     import torch
 
-    values = {k: v for k, v in vars(args).items() if k not in ("command", "bench_command", "store", "db")}
-    return {
-        "benchmark": "retrieval",
-        "time": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {
-            "cpu_count": os.cpu_count(),
-            "torch_threads": torch.get_num_threads(),
-            "python": sys.version.split()[0],
-            "platform": platform.platform(),
-            "sqlite": sqlite3.sqlite_version,
-        },
-        "gc_frozen": not values.get("no_gc_freeze", False),
-        "parameters": {k: str(v) if isinstance(v, Path) else v for k, v in values.items()},
-    }
-
-
-def _write(path: Path, results: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return machine_info(torch_threads=torch.get_num_threads(), sqlite=sqlite3.sqlite_version)
 
 
 # -- report ----------------------------------------------------------------------------------------
@@ -147,14 +119,15 @@ ROWS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
     ("context tokens (mean)", lambda r: _f(r["tokens_mean"], 0)),
     ("  % of the full graph's", lambda r: f"{100 * r['token_ratio_mean']:.2f}"),
     ("latency p50 / p95 ms", lambda r: f"{r['latency_p50_ms']:.1f} / {r['latency_p95_ms']:.1f}"),
-    ("  excl. query embedding", lambda r: _p(r, "latency_excl_embedding")),
-    ("  entity sync (included)", lambda r: _p(r, "entity_sync")),
-    ("  excl. sync", lambda r: _p(r, "latency_excl_sync")),
+    ("  excl. query embedding", lambda r: _percentiles(r, "latency_excl_embedding")),
+    ("  entity sync (included)", lambda r: _percentiles(r, "entity_sync")),
+    ("  excl. sync", lambda r: _percentiles(r, "latency_excl_sync")),
     ("query texts embedded", lambda r: f"{r['query_texts_embedded']} in {r['steps_embedding_query_texts']} steps"),
 )
 
 
-def _p(figures: dict[str, Any], key: str) -> str:
+def _percentiles(figures: dict[str, Any], key: str) -> str:
+    """``key``'s p50 / p95 in milliseconds."""
     return f"{figures[f'{key}_p50_ms']:.1f} / {figures[f'{key}_p95_ms']:.1f}"
 
 
@@ -175,28 +148,8 @@ def scale_table(name: str, store: str, result: dict[str, Any]) -> Table:
     return table
 
 
-def targets_table(targets: dict[str, dict[str, Any]]) -> Table:
-    table = Table(title="retrieval targets")
-    for column in ("target", "measured", "verdict"):
-        table.add_column(column, justify="right" if column == "measured" else "left")
-    for target in targets.values():
-        table.add_row(target["target"], str(target["measured"]), verdict_word(target))
-    return table
-
-
 def print_report(console: Console, results: dict[str, Any]) -> None:
     for name, by_store in results["scales"].items():
         for store, result in by_store.items():
             console.print(scale_table(name, store, result))
-    console.print(targets_table(results["targets"]))
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments retrieval", description=description(__doc__))
-    add_retrieval_arguments(parser)
-    run_retrieval(parser.parse_args(argv), Console())
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    console.print(targets_table("retrieval targets", results["targets"].values()))

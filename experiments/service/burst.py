@@ -3,7 +3,7 @@
 A local model server that speaks the OpenAI chat-completions protocol and holds every request
 (:class:`StallingModel`); the real server (``l3mp serve``, a subprocess) configured against it with
 a few model slots and a short route deadline; a burst of concurrent NL updates fired from a process
-of its own (``python -m experiments.service_burst URL MEMORY N TIMEOUT``: one JSON line per
+of its own (``python -m experiments.service.burst_client URL MEMORY N TIMEOUT``: one JSON line per
 outcome), so that the client side of the burst does not share a GIL with the health probe, which
 polls ``GET /health`` every 50 ms until the burst has ended. :func:`measure_burst` returns each
 request's outcome and each probe's latency; ``python -m experiments service`` reports them
@@ -13,15 +13,12 @@ run to bounds a busy machine meets.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import json
 import subprocess
 import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -30,8 +27,8 @@ from typing import Any
 import httpx
 from rich.table import Table
 
-from experiments._common import judged, judged_all, measures_table, ms, verdict
-from experiments._server import Server, create_home
+from experiments.harness import judged, judged_all, measures_table, ms, verdict
+from experiments.service.server import Server, create_home
 
 REQUESTS = 50
 SLOTS = 4  # L3MP_MODEL_CONCURRENCY
@@ -125,9 +122,6 @@ def server_settings(model_url: str, slots: int = SLOTS, deadline: float = DEADLI
     }
 
 
-# -- the burst (a process of its own) -------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Outcome:
     """One NL update: HTTP status (0: no answer), client-side seconds, Retry-After, the error's code."""
@@ -138,49 +132,10 @@ class Outcome:
     code: str | None
 
 
-async def _one(client: httpx.AsyncClient, url: str, i: int) -> dict[str, Any]:
-    started = time.monotonic()
-    try:
-        response = await client.post(url, json={"text": f"the mug is on shelf {i} now"})
-    except httpx.HTTPError as exc:
-        return {"status": 0, "seconds": time.monotonic() - started, "retry_after": None, "code": type(exc).__name__}
-    seconds = time.monotonic() - started
-    try:
-        code = response.json().get("error", {}).get("code")
-    except (ValueError, AttributeError):
-        code = None
-    return {
-        "status": response.status_code,
-        "seconds": seconds,
-        "retry_after": response.headers.get("Retry-After"),
-        "code": code,
-    }
-
-
-async def _burst(url: str, count: int, timeout: float) -> list[dict[str, Any]]:
-    async with httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_connections=count)) as client:
-        return list(await asyncio.gather(*(_one(client, url, i) for i in range(count))))
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m experiments.service_burst", description="N concurrent NL updates, one JSON line per outcome"
-    )
-    parser.add_argument("url", help="the server, e.g. http://127.0.0.1:8000")
-    parser.add_argument("memory")
-    parser.add_argument("count", type=int)
-    parser.add_argument("timeout", type=float, help="client timeout per request, seconds")
-    args = parser.parse_args(argv)
-    target = f"{args.url}/v1/memories/{args.memory}/updates/nl"
-    for outcome in asyncio.run(_burst(target, args.count, args.timeout)):
-        print(json.dumps(outcome))
-    return 0
-
-
 # -- the measurement ------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Burst:
     """What a burst measured: each request's outcome, each /health probe's seconds and failures."""
 
@@ -197,7 +152,7 @@ def measure_burst(
     workdir: Path, requests: int = REQUESTS, slots: int = SLOTS, deadline: float = DEADLINE, stall: float = STALL
 ) -> Burst:
     """Start a stalling model and a server against it; fire the burst; probe /health until it has ended."""
-    burst = Burst(requests, slots, deadline)
+    burst = Burst(requests=requests, slots=slots, deadline=deadline)
     with StallingModel(stall=stall) as model:
         env = server_settings(model.base_url, slots, deadline)
         with Server(workdir / "burst.db", workdir / "burst-server.log", env=env) as server:
@@ -208,7 +163,7 @@ def measure_burst(
 
 
 def _fire(url: str, burst: Burst) -> None:
-    command = [sys.executable, "-m", "experiments.service_burst", url, MEMORY, str(burst.requests)]
+    command = [sys.executable, "-m", "experiments.service.burst_client", url, MEMORY, str(burst.requests)]
     command.append(str(burst.deadline + 10))  # the client's timeout: past the deadline, with slack
     with (
         httpx.Client(timeout=5.0) as probe,
@@ -312,7 +267,3 @@ def table(burst: dict[str, Any], targets: dict[str, dict[str, Any]]) -> Table:
             ("GET /health slowest", verdict(targets["burst /health max ms"])),
         ],
     )
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,34 +1,11 @@
-"""Service benchmark: concurrent sensor updates to one memory; /health under a burst of NL updates.
-
-The real server runs as a subprocess (``python -m l3mp --db FILE serve``) on an embedded SQLite store
-in a temporary directory. ``--clients`` threads, each with its own ``httpx.Client``, post
-``--updates`` kitchen observations each to one memory; the observations disagree (lamp on or off,
-mug on the table or in the sink), so concurrent writes conflict and the store's optimistic
-versioning has to serialize them. A 409 (the server gave up after its own retries) is retried by
-the client and counted; only 2xx responses are acknowledged.
-
-Afterwards the run is checked for lost updates: every acknowledged update is in the history as
-applied or noop, and replaying the history's applied deltas in sequence order from the empty state
-gives exactly the memory's final facts (and its version). Reported: acknowledged updates/s, p50 and
-p99 latency of acknowledged requests, conflicts; judged against >= 300 updates/s.
-
-Then the burst (``experiments.service_burst``): a second server, configured against a local model
-that stalls, with 4 model slots and a 6 s route deadline, takes 50 concurrent NL updates while
-``GET /health`` is polled every 50 ms. Reported: the probes' p50, p95 and max latency, judged against
-max < 100 ms; how many updates were refused on arrival; every update's end within its deadline.
-``--burst-only`` runs the burst alone (about ten seconds); its results file then holds the burst only.
-
-    .venv/bin/python -m experiments.service [--clients 20] [--updates 500] [--burst-only]
-        [--out experiments/results/service.json]
-"""
+"""The service benchmark's load: concurrent sensor updates to one memory, and the check that none was lost."""
 
 from __future__ import annotations
 
 import argparse
-import tempfile
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,25 +13,10 @@ from typing import Any
 import httpx
 from rich.console import Console
 
-from experiments import service_burst
-from experiments._common import (
-    description,
-    header,
-    judged,
-    machine_info,
-    measures_table,
-    ms,
-    verdict,
-    write_results,
-)
-
-# re-exported: the service tests start their servers through this module
-from experiments._server import Server as Server
-from experiments._server import create_home as create_home
-from experiments._server import free_port as free_port
+from experiments.harness import judged, measures_table, ms, verdict
+from experiments.service.server import Server, create_home
 
 TARGET_UPDATES_PER_S = 300
-OUT = "experiments/results/service.json"
 
 
 # -- the load -------------------------------------------------------------------------------------
@@ -207,7 +169,7 @@ def lost_updates(url: str, name: str, acked: Iterable[str]) -> dict[str, Any]:
 # -- the benchmark --------------------------------------------------------------------------------
 
 
-def measure(clients: int, updates: int, workdir: Path) -> dict[str, Any]:
+def measure_load(clients: int, updates: int, workdir: Path) -> dict[str, Any]:
     """Start a server, load it, check it; the figures."""
     with Server(workdir / "service.db", workdir / "server.log") as server:
         name = "load"
@@ -229,37 +191,6 @@ def measure(clients: int, updates: int, workdir: Path) -> dict[str, Any]:
         "errors": [e for t in tallies for e in t.errors][:20],
         "check": {k: v for k, v in check.items() if k != "facts"},
     }
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.service", description=description(__doc__))
-    parser.add_argument("--clients", type=int, default=20)
-    parser.add_argument("--updates", type=int, default=500, help="updates per client")
-    parser.add_argument("--burst-only", action="store_true", help="only the burst of NL updates at a stalling model")
-    parser.add_argument("--out", type=Path, default=Path(OUT), help=f"results file (default {OUT})")
-    args = parser.parse_args(argv)
-    console = Console()
-    with tempfile.TemporaryDirectory(prefix="l3mp-service-bench-") as tmp:
-        figures = {} if args.burst_only else measure(args.clients, args.updates, Path(tmp))
-        burst = service_burst.figures(service_burst.measure_burst(Path(tmp)))
-    targets = {} if args.burst_only else load_targets(figures)
-    targets.update(service_burst.judge(burst))
-    results = {
-        **header("service", args, machine_info(httpx=httpx.__version__)),
-        **figures,
-        "burst": burst,
-        "targets": targets,
-    }
-    if args.burst_only:  # the load's parameters did not apply
-        results["parameters"] = {k: v for k, v in results["parameters"].items() if k not in ("clients", "updates")}
-    write_results(args.out, results)
-    failed = False if args.burst_only else report_load(console, args, figures, targets)
-    console.print(service_burst.table(burst, targets))
-    for failure in burst["health"]["failures"]:
-        console.print(f"[red]GET /health failed: {failure}")
-    console.print(f"results: {args.out}")
-    # a missed target is reported, not a failure; a lost update or a failed client is
-    return 1 if failed else 0
 
 
 def load_targets(figures: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -299,7 +230,3 @@ def report_load(
     for error in figures["errors"]:
         console.print(f"[red]client error: {error}")
     return not complete or bool(check["problems"])
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

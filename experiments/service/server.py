@@ -1,5 +1,5 @@
 """The real server as a subprocess, and a surveyed memory in it: what the service benchmark's load and
-burst (experiments.service, experiments.service_burst) and the service tests start."""
+burst (experiments.service.load, experiments.service.burst) and the service tests start."""
 
 from __future__ import annotations
 

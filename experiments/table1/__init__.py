@@ -1,6 +1,6 @@
 """The paper's Table I experiment, whole: six variants on identical simulated episodes, their
 state changes judged exactly and their plans judged in the true world, over several seeds, with
-Figs. 2-4 (L3M+P Sec. V.A). ``python -m experiments table1`` == ``l3mp bench table1``.
+Figs. 2-4 (L3M+P Sec. V.A). ``python -m experiments table1``, the same as ``l3mp bench table1``.
 
     python -m experiments table1 [--seeds 3] [--jobs 2] [--steps 100] [--task-every 5] [--error-rate 0.2]
         [--model simulated|configured] [--record DIR | --replay DIR]
@@ -9,28 +9,30 @@ Figs. 2-4 (L3M+P Sec. V.A). ``python -m experiments table1`` == ``l3mp bench tab
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 
 from rich.console import Console
 
-from experiments._common import description
+from experiments.harness import RESULTS, Benchmark
 from experiments.table1.episode import LaneRun, SeedRun, Table1Config, lanes_heard_the_same, run_seed
 from experiments.table1.judge import OUTCOMES, PlanJudgement, judge_plan
 from experiments.table1.models import ModelSource, ReplayError
 from experiments.table1.report import PAPER, markdown, outcomes, seed_figures, stat, timings
-from experiments.table1.run import DEFAULT_OUT, add_arguments, run_table1
+from experiments.table1.run import add_arguments, run_table1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments table1", description=description(__doc__))
+    parser = BENCHMARK.parser(__doc__)
     add_arguments(parser)
     run_table1(parser.parse_args(argv), Console())
     return 0
 
 
+BENCHMARK = Benchmark(name="table1", results=RESULTS / "table1.json", main=main)
+
+
 __all__ = [
-    "DEFAULT_OUT",
+    "BENCHMARK",
     "OUTCOMES",
     "PAPER",
     "LaneRun",

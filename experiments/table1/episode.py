@@ -1,7 +1,7 @@
 """One seed of the Table I experiment: one home, one script of state changes and tasks, six lanes.
 
 The simulator draws the script once: after every state change each variant's memory is updated
-through its own pipeline and judged exactly (as in ``experiments.update_eval``); after every
+through its own pipeline and judged exactly (as in ``experiments.updates``); after every
 ``task_every``-th change a task is proposed (with a validated reference plan) and each variant plans
 it from its own memory with its own retriever through the whole Alg. 4 pipeline; the plan is judged
 in the true world (:mod:`experiments.table1.judge`). Tasks do not change the world, so every lane
@@ -17,13 +17,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from experiments.plan_eval import full_state_problem
+from experiments.planning import full_state_problem
 from experiments.table1.judge import PlanJudgement, judge_plan
 from experiments.table1.models import ModelSource
-from experiments.update_eval.episode import FactsView, Lane, Variant, make_lane, run_step
+from experiments.updates.episode import FactsView, Lane, Variant, make_lane, run_step
 from kg_memory import GraphStore
+from l3mp.gc_freeze import gc_frozen
 from l3mp.pipelines.plans import PlanConfig, TaskPlanner
-from l3mp.tuning import gc_frozen
 from planning import PlanResult, solve
 from retrieval import Embedder
 from sim import HomeSpec, Simulator, generate_home

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from experiments._common import quantile
+from experiments.harness import quantile
 from experiments.table1.episode import FIG3_VARIANT, LaneRun, SeedRun, lanes_heard_the_same
 from experiments.table1.judge import OUTCOMES
-from experiments.update_eval import cumulative_success
+from experiments.updates import cumulative_success
 
 # Table I of L3M+P (GPT-4o, LAPKT SIW-then-BFS(f)): success % of state changes and of plans.
 PAPER = {

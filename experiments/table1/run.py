@@ -1,4 +1,4 @@
-"""``l3mp bench table1``: the paper's Table I experiment, whole (state changes AND plans), over seeds.
+"""The Table I experiment's run: its options, every seed in worker processes, and what it writes.
 
 Writes ``table1.json`` (every number that depends on the simulator and the model's answers; a
 ``--replay`` reproduces it byte for byte), ``table1_timings.json`` (times, load, machine),
@@ -19,8 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from experiments._common import machine_info, write_results
-from experiments._shared import progress_bars
+from experiments.harness import machine_info, progress_bars, write_results
 from experiments.table1.figures import write_figures
 from experiments.table1.models import (
     KINDS,
@@ -32,9 +31,8 @@ from experiments.table1.models import (
 )
 from experiments.table1.report import markdown, outcomes, timings
 from experiments.table1.workers import SeedJob, config_of, rates_of, run_jobs
-from experiments.update_eval import VARIANTS
+from experiments.updates import VARIANTS
 
-DEFAULT_OUT = Path("experiments/results/table1.json")
 DEFAULT_FIGURES = Path("docs/figures")
 SPEC_FIELDS = ("rooms", "items", "people")
 
@@ -55,7 +53,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record", type=Path, default=None, help="write every model exchange to cassettes here")
     parser.add_argument("--replay", type=Path, default=None, help="re-run a recorded run offline from its cassettes")
     parser.add_argument("--jobs", type=int, default=2, help="seeds run at once, in worker processes")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results file (default {DEFAULT_OUT})")
     parser.add_argument("--figures", type=Path, default=DEFAULT_FIGURES, help="folder for the PNG figures")
 
 

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from experiments._shared import open_store
+from experiments.harness import open_store
 from experiments.table1.episode import Table1Config, run_seed
 from experiments.table1.models import ModelSource, configured_source
 from experiments.table1.report import seed_figures
-from experiments.update_eval import VARIANTS
+from experiments.updates import VARIANTS
 from retrieval import Embedder
 from sim.model import ErrorRates
 

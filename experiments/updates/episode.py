@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kg_memory import Delta, Entity, Fact, GraphStore, UpdateSource, UpdateStatus, Verifier, WorldMemory
+from l3mp.gc_freeze import gc_frozen
 from l3mp.llm import Completion, LanguageModel, MalformedOutput, Message
 from l3mp.pipelines import NLUpdateConfig, NLUpdater, NLUpdateResult
 from l3mp.pipelines.edits import parse_edits
-from l3mp.pipelines.exchange import AnswerProblem
-from l3mp.tuning import gc_frozen
+from l3mp.pipelines.errors import AnswerProblem
 from retrieval import Embedder, SearchRetriever, retriever
 from sim import Event, Home, Simulator
 from sim.model import ErrorRates, SimulatedModel

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from experiments._common import quantile
-from experiments.update_eval.episode import Lane, Step
+from experiments.harness import quantile
+from experiments.updates.episode import Lane, Step
 
 
 def _quantile(values: Sequence[float], q: int) -> float:

@@ -1,4 +1,4 @@
-"""``l3mp bench updates``: the six update variants through one simulated episode, judged and written.
+"""The six update variants through one simulated episode, judged and written.
 
 Targets: the pipeline's own time per update (model latency excluded) at paper scale; no rule
 violation in a verified memory at any step; every injected error the verifier can flag is refused.
@@ -8,10 +8,6 @@ Tokens per update are reported for R-, R+ and RS (the paper: RS uses 67.6% fewer
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -21,13 +17,21 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from experiments._common import NOT_MEASURED, judged, judged_all, verdict_word
-from experiments._shared import open_store, progress
-from experiments.update_eval.episode import VARIANTS, run_episode
-from experiments.update_eval.report import summarize
+from experiments.harness import (
+    NOT_MEASURED,
+    judged,
+    judged_all,
+    machine_info,
+    open_store,
+    parameters,
+    progress,
+    targets_table,
+    write_results,
+)
+from experiments.updates.episode import VARIANTS, run_episode
+from experiments.updates.report import summarize
 from sim.model import ErrorRates
 
-DEFAULT_OUT = Path("experiments/results/updates.json")
 OVERHEAD_TARGET_MS = 30.0
 PAPER_RS_REDUCTION = 0.676
 
@@ -39,7 +43,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--correct-on-reprompt", type=float, default=0.75, help="share of re-prompts answered right")
     parser.add_argument("--variants", default=",".join(v.name for v in VARIANTS), help="comma-separated variants")
     parser.add_argument("--no-gc-freeze", action="store_true", help="leave the setup's objects to the collector")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results file (default {DEFAULT_OUT})")
     parser.add_argument(
         "--model",
         choices=("simulated", "configured"),
@@ -82,8 +85,7 @@ def run_updates(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     results["home"] = {"entities": len(home.entities), "facts": len(home.facts)}
     results["wall_s"] = round(time.perf_counter() - started, 1)
     results["targets"] = judge(results["variants"])
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    write_results(args.out, results)
     print_report(console, results)
     _print_per_update(console, results)
     console.print(f"results written to {args.out} ({results['wall_s']} s)")
@@ -155,15 +157,15 @@ CONFIGURED_ONLY = ("cassettes",)  # where the configured model's traffic was rec
 
 def applied_parameters(args: argparse.Namespace) -> dict[str, Any]:
     """The options that applied to the run: a configured model's run has no injected-error rates."""
-    skip = {"command", *(SIMULATED_ONLY if args.model == "configured" else CONFIGURED_ONLY)}
-    return {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k not in skip}
+    return parameters(args, skip=SIMULATED_ONLY if args.model == "configured" else CONFIGURED_ONLY)
 
 
 def _header(args: argparse.Namespace) -> dict[str, Any]:
+    """The results file's first fields: the store instead of ``gc_frozen``, and the parameters that applied."""
     return {
         "benchmark": "updates",
         "time": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {"cpu_count": os.cpu_count(), "python": sys.version.split()[0], "platform": platform.platform()},
+        "machine": machine_info(),
         "store": "sqlite",
         "parameters": applied_parameters(args),
     }
@@ -250,9 +252,4 @@ def print_report(console: Console, results: dict[str, Any]) -> None:
         console.print(
             f"RS uses {ours:.1f}% fewer prompt tokens per update than R- (paper: {100 * PAPER_RS_REDUCTION:.1f}%)"
         )
-    targets = Table(title="update targets")
-    for column in ("target", "measured", "verdict"):
-        targets.add_column(column)
-    for target in results["targets"].values():
-        targets.add_row(target["target"], str(target["measured"]), verdict_word(target))
-    console.print(targets)
+    console.print(targets_table("update targets", results["targets"].values()))

@@ -1,4 +1,4 @@
-"""The costs benchmark's arithmetic: the pruning gap and totals that compare (issue 20)."""
+"""The costs benchmark's arithmetic: the pruning gap and totals that compare."""
 
 from __future__ import annotations
 
@@ -9,7 +9,20 @@ from experiments.costs import Run, gap, summarize
 
 def run(task: str, mode: str, cost: float | None, pruned: float | None = None, full: float | None = None) -> Run:
     status = "solved" if cost is not None else "timeout"
-    return Run(task, "k", mode, status, "retrieved", 1.0, 2, cost, cost is not None, full is not None, pruned, full)
+    return Run(
+        task=task,
+        kind="k",
+        mode=mode,
+        status=status,
+        tier="retrieved",
+        seconds=1.0,
+        steps=2,
+        cost=cost,
+        valid=cost is not None,
+        proven=full is not None,
+        pruned_optimum=pruned,
+        full_optimum=full,
+    )
 
 
 def test_the_gap_counts_only_tasks_whose_whole_state_was_searched_to_the_end() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from experiments.update_eval.episode import VARIANTS, run_episode
+from experiments.updates.episode import VARIANTS, run_episode
 from kg_memory.stores.sqlite import SQLiteStore
 from l3mp.llm import CassettePlayer, Completion, DeadlinePassed, Message, UnrecordedRequest
 from sim import HomeSpec, generate_home

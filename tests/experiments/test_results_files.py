@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from experiments._common import NOT_MEASURED
-from experiments.update_eval.run import SIMULATED_ONLY
+from experiments.harness import NOT_MEASURED
+from experiments.updates.run import SIMULATED_ONLY
 
 RESULTS = Path(__file__).resolve().parents[2] / "experiments" / "results"
 FILES = sorted(RESULTS.glob("*.json"))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments import retrieval_eval as ev
+from experiments import retrieval as ev
 from kg_memory import Atom, Entity, Fact
 from kg_memory.stores import SQLiteStore
 from l3mp.cli import main

@@ -3,12 +3,14 @@ probe misses the /health target; a request is within its deadline as the client 
 
 from __future__ import annotations
 
-from experiments._common import NOT_MEASURED
-from experiments.service_burst import Burst, Outcome, figures, judge, refused_on_arrival
+from experiments.harness import NOT_MEASURED
+from experiments.service.burst import Burst, Outcome, figures, judge, refused_on_arrival
 
 
 def burst(health: list[float], outcomes: list[Outcome], failures: list[str] | None = None) -> Burst:
-    return Burst(len(outcomes), 4, 6.0, outcomes=outcomes, health=health, health_failures=failures or [])
+    return Burst(
+        requests=len(outcomes), slots=4, deadline=6.0, outcomes=outcomes, health=health, health_failures=failures or []
+    )
 
 
 BUSY = Outcome(503, 0.02, "1", "busy")

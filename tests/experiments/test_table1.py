@@ -22,7 +22,7 @@ from experiments.table1 import (
     seed_figures,
     stat,
 )
-from experiments.update_eval import Variant
+from experiments.updates import Variant
 from kg_memory import Delta, DomainRegistry, Fact, UpdateSource, UpdateStatus, WorldMemory
 from kg_memory.formula import Atom
 from kg_memory.stores import SQLiteStore

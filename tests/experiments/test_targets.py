@@ -10,11 +10,11 @@ from typing import Any
 
 from rich.console import Console
 
-from experiments import costs, plan_eval
-from experiments._common import NOT_MEASURED, judged, judged_all, verdict, verdict_word
-from experiments.retrieval_eval.run import judge as judge_retrieval
-from experiments.update_eval import add_arguments, judge
-from experiments.update_eval.run import applied_parameters, print_report
+from experiments import costs, planning
+from experiments.harness import NOT_MEASURED, judged, judged_all, verdict, verdict_word
+from experiments.retrieval import judge as judge_retrieval
+from experiments.updates import add_arguments, judge
+from experiments.updates.run import applied_parameters, print_report
 
 RESULTS = Path(__file__).resolve().parents[2] / "experiments" / "results"
 
@@ -97,7 +97,7 @@ def test_the_printed_report_of_the_real_model_run_says_not_measured() -> None:
 
 def test_planning_targets_without_tasks_are_not_measured() -> None:
     empty = {"pipeline_s_median": None, "speedup_min": None, "valid_share_of_returned": None, "valid": 0, "tasks": 0}
-    targets = plan_eval.judge({"paper": empty, "mid": empty, "large": empty}, ["paper", "mid", "large"])
+    targets = planning.judge({"paper": empty, "mid": empty, "large": empty}, ["paper", "mid", "large"])
     assert all(t["verdict"] == NOT_MEASURED for t in targets.values()), targets
 
 

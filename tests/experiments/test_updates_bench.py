@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from experiments.update_eval import Lane, Variant, judge, run_episode, summarize
+from experiments.updates import Lane, Variant, judge, run_episode, summarize
 from kg_memory import DomainRegistry
 from kg_memory.stores import SQLiteStore
 from sim import HomeSpec, generate_home

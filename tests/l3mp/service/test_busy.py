@@ -3,7 +3,7 @@
 50 concurrent NL updates at a model that stalls: the real server (a subprocess) admits a few into
 its model slots and refuses the rest at once with 503 and Retry-After; ``GET /health`` keeps
 answering throughout; every NL request ends within the route's deadline. The run is the service
-benchmark's burst (``experiments.service_burst``); the bounds here hold on a machine whose cores are
+benchmark's burst (``experiments.service.burst``); the bounds here hold on a machine whose cores are
 busy with other work, and how fast /health answers under the burst is the benchmark's figure
 (``python -m experiments service --burst-only``).
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.service_burst import DEADLINE, REQUESTS, SLOTS, measure_burst
+from experiments.service.burst import DEADLINE, REQUESTS, SLOTS, measure_burst
 
 pytestmark = pytest.mark.slow  # a server process and 50 requests stalled for seconds
 
