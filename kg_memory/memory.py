@@ -9,8 +9,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kg_memory import exchange, operations
-from kg_memory._caps import capped
+from kg_memory import jsonl_stream, operations
+from kg_memory._size_caps import capped
 from kg_memory.domain import Domain
 from kg_memory.errors import InvalidValue, VersionConflict
 from kg_memory.history import MAX_PAGE, NO_ENTITY, HistoryQuery, Interval, intervals
@@ -148,8 +148,8 @@ class WorldMemory:
         return operations.export_memory(self.store, self.name)
 
     def export_lines(self) -> Iterator[str]:
-        """The memory as JSON Lines, streamed page by page (:mod:`kg_memory.exchange`)."""
-        return exchange.export_lines(self.store, self.name)
+        """The memory as JSON Lines, streamed page by page (:mod:`kg_memory.jsonl_stream`)."""
+        return jsonl_stream.export_lines(self.store, self.name)
 
     # -- history queries (through the stores' indexes) ---------------------------------------
 
@@ -349,11 +349,11 @@ class WorldMemory:
     @classmethod
     def import_(cls, store: GraphStore, data: Mapping[str, Any], name: str | None = None) -> WorldMemory:
         """Recreate a memory from the one-document export, verified like a stream."""
-        record = exchange.import_stream(store, exchange.document_lines(data), name)
+        record = jsonl_stream.import_stream(store, jsonl_stream.document_lines(data), name)
         return cls.open(store, record.name)
 
     @classmethod
     def import_lines(cls, store: GraphStore, lines: Iterable[str | bytes], name: str | None = None) -> WorldMemory:
         """Recreate a memory from a JSON Lines export (any size, in constant memory)."""
-        record = exchange.import_stream(store, exchange.parse_lines(lines), name)
+        record = jsonl_stream.import_stream(store, jsonl_stream.parse_lines(lines), name)
         return cls.open(store, record.name)

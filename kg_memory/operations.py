@@ -1,6 +1,6 @@
 """Operations every store gets from the protocol's primitives: k-hop neighbourhoods,
 replay to a past version and the one-document JSON export (streaming export and import are
-in :mod:`kg_memory.exchange`)."""
+in :mod:`kg_memory.jsonl_stream`)."""
 
 from __future__ import annotations
 

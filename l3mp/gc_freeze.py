@@ -1,4 +1,4 @@
-"""Process tuning for long-running jobs (the service, experiments, benchmarks)."""
+"""Freezing the objects alive after start-up out of the garbage collector's reach (long-running jobs, benchmarks)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from up_fast_downward.fast_downward import FastDownwardOptimalPDDLPlanner, FastDownwardPDDLPlanner
 
-from planning._reaped import ReapedProcess
+from planning._subprocess_reaping import ReapedProcess
 
 # our planner name -> (its unified-planning engine name, module, class), registered on first use
 ENGINES = {

@@ -33,7 +33,7 @@ from unified_planning.engines import PlanGenerationResultStatus as Status
 from unified_planning.engines.results import LogLevel, LogMessage, PlanGenerationResult
 from unified_planning.model import ProblemKind
 
-from planning._reaped import ReapedProcess
+from planning._subprocess_reaping import ReapedProcess
 
 SEARCH = "SIW_PLUS_BFS_F_Planner"  # SIW+ first; BFS(f), which is complete, if SIW+ fails
 SCRIPT = "lapkt_cmd.py"

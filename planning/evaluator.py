@@ -27,7 +27,7 @@ from kg_memory.formula import (
 )
 from kg_memory.model import Delta, Fact
 from planning._compiled import CompiledAction, compile_cached
-from planning._why import Explainer, Why, a_noun
+from planning._failure_reasons import Explainer, Why, a_noun
 from planning.world import World
 
 NO_CHANGE = Delta()

@@ -20,8 +20,8 @@ from pathlib import Path
 import click
 
 from kg_memory import HistoryQuery, UpdateSource, UpdateStatus, WorldMemory
-from kg_memory.exchange import open_lines
 from kg_memory.history import MAX_PAGE
+from kg_memory.jsonl_stream import open_lines
 from l3mp.cli._base import CliState, json_option, pass_state
 
 _AGO = re.compile(r"^(\d+)([smhdw])$")

@@ -25,7 +25,7 @@ from kg_memory import (
     UpdateStatus,
     WorldMemory,
 )
-from kg_memory.exchange import open_lines
+from kg_memory.jsonl_stream import open_lines
 from kg_memory.operations import full_replay
 
 F = Fact.parse

@@ -15,8 +15,8 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from kg_memory import Fact, GraphStore, HistoryQuery, UpdateSource, UpdateStatus, WorldMemory
-from kg_memory.exchange import text_lines
 from kg_memory.history import MAX_PAGE
+from kg_memory.jsonl_stream import text_lines
 from kg_memory.model import MAX_NAME_LENGTH
 from l3mp.service.deps import MemoryDep, ReadAccess, ServicesDep, StoreDep, WriteAccess
 from l3mp.service.errors import RESPONSES, TooLarge
