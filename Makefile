@@ -53,8 +53,8 @@ browser:
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; \
 	fi
 
-## all benchmarks and experiments (stores, evaluator, sim, retrieval, updates, planning, service, cli, dashboard,
-## table1): tables, JSON in experiments/results/
+## every benchmark and experiment, one after another (`python -m experiments --help` names them; each declares
+## its results file): tables, JSON in experiments/results/
 bench: install
 	$(PY) scripts/neo4j_server.py run -- $(PY) -m experiments
 
