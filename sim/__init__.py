@@ -1,6 +1,7 @@
-"""Environments. The text household simulator (L3M+P Sec. V.A): a generated home as
+"""The lab's worlds. The text household simulator (L3M+P Sec. V.A): a generated home as
 ground truth, human events reported in English, tasks with reference plans, robot
-actions executed and judged, and deterministic episodes. The AI2-THOR adapter comes later."""
+actions executed and judged, and deterministic episodes; its Environment and simulated
+language model are in ``sim.environment`` and ``sim.model``. AI2-THOR is in ``sim.thor``."""
 
 from sim.episode import Episode, EpisodeConfig, generate_episode, read_episode, summarize, write_episode
 from sim.errors import EpisodeFormatError, InvalidHomeSpec, ObservationError, SimulationError
