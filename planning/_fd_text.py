@@ -1,7 +1,7 @@
 """Fast Downward on PDDL text, without unified-planning in between.
 
-Our problems are PDDL text already. Through unified-planning each is parsed into objects (0.13-0.43 s
-at paper scale, measured) only to be written back to PDDL for Fast Downward; here the text goes to
+Our problems are PDDL text already. Through unified-planning each is parsed into objects (a large
+share of the planner's time at paper scale) only to be written back to PDDL for Fast Downward; here the text goes to
 the planner binary shipped in up-fast-downward's wheel as it is. The exit codes are Fast Downward's
 (https://www.fast-downward.org/ExitCodes).
 """
@@ -166,8 +166,8 @@ def _fallback(sas: Path) -> list[str]:
 
 
 def _drive(command: list[str], work: Path, plan: Path, timeout: float, started: float) -> FastDownwardOutcome:
-    # the deadline is wall-clock: Fast Downward's own limit counts CPU time (a 20 s anytime run
-    # took ~25 s), so the whole process group (driver, translator, search) is killed at it
+    # the deadline is wall-clock: Fast Downward's own limit counts CPU time (an anytime run overruns
+    # it), so the whole process group (driver, translator, search) is killed at it
     process = subprocess.Popen(
         command, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
     )

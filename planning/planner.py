@@ -86,8 +86,8 @@ def solve(
     """Plan for ``problem_text`` (PDDL) in ``domain`` with the named planner.
 
     Fast Downward (lama-first) gets the PDDL text as it is (``via="text"``, the default): going through
-    unified-planning (``via="up"``) parses it into objects and writes it back, which took 3-5x
-    the planner's own time on our problems (measured in ``experiments.planning``). Other planners
+    unified-planning (``via="up"``) parses it into objects and writes it back, which took several
+    times the planner's own time on our problems (see ``experiments.planning``). Other planners
     always go through unified-planning.
 
     ``timeout`` (seconds) bounds the whole call: the engine gets what parsing left of it, and

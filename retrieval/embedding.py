@@ -53,7 +53,7 @@ def default_model_path() -> Path:
 
 
 # A query's few texts embed fastest on one thread: with two, every layer waits at a barrier for
-# the slower core, and on a busy machine that turned a 15 ms p95 into 85 ms (measured here).
+# the slower core, which on a busy machine multiplied the tail latency (see the retrieval benchmark).
 SMALL_BATCH = 16
 
 

@@ -1,4 +1,4 @@
-"""Derive the travel domains from the unit-cost ones (issue 20): ``household-travel`` and ``thor-travel``.
+"""Derive the travel domains from the unit-cost ones: ``household-travel`` and ``thor-travel``.
 
 ``household`` and ``thor`` stay unit-cost: the paper's experiments and LAPKT, which cannot plan with
 costs, use them. Each ``*-travel`` domain is the same domain in which moving costs the distance walked

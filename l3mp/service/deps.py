@@ -47,8 +47,8 @@ class Services:
         """One lock per memory for this process's fast writes (observations, deltas).
 
         The store stays optimistic, so other processes are still safe; inside one process, twenty
-        writers racing for the same version mostly lost and retried with backoff (measured: 243
-        updates/s, p99 761 ms); taking turns is faster.
+        writers racing for the same version mostly lost and retried with backoff, which cost both
+        throughput and tail latency (see the service benchmark); taking turns is faster.
         """
         with self._lock:
             return self._writers.setdefault(memory, Lock())

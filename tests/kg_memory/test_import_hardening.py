@@ -1,5 +1,5 @@
-"""Hardening of imports and recorded data on both stores (issue 15, cases 8-12 and 18), and
-opt-in compaction (issue 19)."""
+"""Hardening of imports and recorded data on both stores, and
+opt-in compaction."""
 
 from __future__ import annotations
 
@@ -201,7 +201,7 @@ def test_reverting_an_update_a_second_time_is_refused(home: WorldMemory) -> None
     assert F("(on mug_1 shelf_1)") in home.facts()
 
 
-# -- compaction (issue 19) ---------------------------------------------------------------------
+# -- compaction ---------------------------------------------------------------------
 
 
 def test_compaction_is_opt_in_recorded_and_guards_the_past(store: GraphStore, home: WorldMemory) -> None:

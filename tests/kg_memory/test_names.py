@@ -1,4 +1,4 @@
-"""Issue 15, case 16: a name is looked up exactly as it was created, on both stores.
+"""A name is looked up exactly as it was created, on both stores.
 
 Creation strips, lower-cases and folds the Kelvin sign (U+212A) to ``k``; lookups used to take the
 name as given, so ``" HOME "`` clashed with ``home`` on create but ``HOME`` was an unknown memory.

@@ -1,4 +1,4 @@
-"""Misbehaving model servers (issue 15): small HTTP servers on 127.0.0.1 started by the tests. Every
+"""Misbehaving model servers: small HTTP servers on 127.0.0.1 started by the tests. Every
 reply ends as a Completion, an unusable answer (MalformedOutput, with its tokens) or ModelUnavailable,
 within the call's one deadline; through the update pipeline, as a recorded outcome."""
 

@@ -262,7 +262,7 @@ def test_a_domain_no_planner_can_read_is_refused_at_import_in_the_translators_wo
 def test_a_domain_name_too_long_for_a_folder_is_a_clear_error(
     domains_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 15, case 15: a 300-character domain name used to end in a raw OSError (file name too long)."""
+    """A 300-character domain name used to end in a raw OSError (file name too long)."""
     name = "d" * 300
     (tmp_path / "domain.pddl").write_text(
         f"(define (domain {name}) (:requirements :strips :typing) (:types thing) (:predicates (ok ?x - thing))"
@@ -285,7 +285,7 @@ def test_a_domain_name_too_long_for_a_folder_is_a_clear_error(
 def test_a_domain_neo4j_refuses_leaves_no_folder_behind(
     domains_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 15, case 17: predicates named like a node's properties are refused by Neo4j, and the
+    """Predicates named like a node's properties are refused by Neo4j, and the
     domain folder the import installed for it is removed again (it used to stay)."""
     require_neo4j()
     monkeypatch.setenv("L3MP_NEO4J_URI", neo4j_uri())

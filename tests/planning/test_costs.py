@@ -1,5 +1,5 @@
 """Domains in spellings Fast Downward's parser refuses still plan, and its failures come back in
-its own words (issue 20)."""
+its own words."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The floor plan of a simulated home and the household-travel domain derived from household (issue 20)."""
+"""The floor plan of a simulated home and the household-travel domain derived from household."""
 
 from __future__ import annotations
 

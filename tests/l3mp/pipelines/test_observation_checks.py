@@ -1,4 +1,4 @@
-"""Issue 15, case 14: an observation that cannot be true of the home is refused whole, on both stores.
+"""An observation that cannot be true of the home is refused whole, on both stores.
 
 Before, an observation from room "nowhere" was applied, a shelf the memory places in the hall seen "in
 the kitchen" was applied and took the book off that shelf, and a ``robot`` naming a person was ignored.

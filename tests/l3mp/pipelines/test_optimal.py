@@ -1,4 +1,4 @@
-"""Optimal plans on request (issue 20): the cheapest plan, proven, from memory through the pipeline,
+"""Optimal plans on request: the cheapest plan, proven, from memory through the pipeline,
 the CLI and REST; and, when the deadline ends the search, the best plan found, said not proven."""
 
 from __future__ import annotations

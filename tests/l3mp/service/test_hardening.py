@@ -1,4 +1,4 @@
-"""Issue 15, cases 7 and 19 and the error mapping: what a careless or hostile caller used to get."""
+"""The error mapping and what a careless or hostile caller used to get."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 15, case 16, at the doors: REST and the CLI normalise names as creation does and share one
+"""REST and the CLI normalise names as creation does and share one
 length limit (the CLI took 300 characters while REST capped names at 200)."""
 
 from __future__ import annotations

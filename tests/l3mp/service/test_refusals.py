@@ -166,7 +166,7 @@ def test_the_same_api_over_each_store(make_client: Factory, backend: str) -> Non
 def test_an_observation_that_cannot_be_true_is_422(
     make_client: Factory, observation: dict[str, object], code: str, words: str
 ) -> None:
-    """Issue 15, case 14, over REST: the reason comes back, the state stays (the rejection is recorded)."""
+    """Over REST: the reason comes back, the state stays (the rejection is recorded)."""
     client = make_client()
     name = surveyed(client)
     before = snapshot(client, name)

@@ -1,4 +1,4 @@
-"""thor-travel (issue 20): going to an object costs the floor distance from where the agent stands,
+"""thor-travel: going to an object costs the floor distance from where the agent stands,
 measured by perception from THOR's positions; an optimal plan walks least, proven, and runs on the real
 Controller against the scripted Unity side (scripted, not THOR physics)."""
 
