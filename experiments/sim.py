@@ -58,7 +58,7 @@ TARGET_SECONDS = 60.0  # for a 100-step paper-scale episode
 TARGET_STEPS = 100
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PlannerCall:
     status: str
     seconds: float  # the whole call, as the simulator waits for it
@@ -91,7 +91,13 @@ class Recorder:
     def solve(self, domain: Domain, problem: str, planner: str, timeout: float = 60.0) -> PlanResult:
         """``planning.planner.solve``, timed."""
         seconds, result = timed(lambda: solve(domain, problem, planner, timeout))
-        call = PlannerCall(result.status.value, seconds, result.parse_seconds, result.plan_seconds, len(result.plan))
+        call = PlannerCall(
+            status=result.status.value,
+            seconds=seconds,
+            parse_seconds=result.parse_seconds,
+            plan_seconds=result.plan_seconds,
+            plan_length=len(result.plan),
+        )
         self.calls.append(call)
         return result
 

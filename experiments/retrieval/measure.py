@@ -45,7 +45,7 @@ class TimedEmbedder:
         return vectors
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Sample:
     """One retriever on one probe."""
 

@@ -22,7 +22,7 @@ StepKind = Literal["event", "task"]
 # -- ground truth and requests ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Probe:
     """One step's request: what the context must hold, and the request as each retriever gets it."""
 
@@ -54,12 +54,29 @@ def event_probe(step: int, event: Event, world: World, rng: random.Random, noise
     query = event_query(event, world, rng, noise)
     if query is None:
         raise SimulationError(f"event {event.kind} names no known entity")
-    return Probe(step, "event", event.kind, event.text, event_needed(event), event.entities, query, event.delta)
+    return Probe(
+        step=step,
+        kind="event",
+        name=event.kind,
+        text=event.text,
+        needed=event_needed(event),
+        names=event.entities,
+        query=query,
+        delta=event.delta,
+    )
 
 
 def task_probe(step: int, task: Task, world: World, rng: random.Random, noise: Noise) -> Probe:
     query = task_query(task, world, rng, noise)
-    return Probe(step, "task", task.kind, task.text, task_needed(task.goal, world), task_names(task), query)
+    return Probe(
+        step=step,
+        kind="task",
+        name=task.kind,
+        text=task.text,
+        needed=task_needed(task.goal, world),
+        names=task_names(task),
+        query=query,
+    )
 
 
 def propose_task(sim: Simulator, attempts: int = 10) -> Task:

@@ -40,7 +40,7 @@ def observation(client: int, step: int) -> dict[str, Any]:
     }
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Tally:
     """What one client saw: acknowledged update ids and latencies, conflicts, failures."""
 

@@ -31,7 +31,7 @@ from sim import HomeSpec, Simulator, generate_home
 FIG3_VARIANT = "RSV"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Table1Config:
     seeds: tuple[int, ...] = (0, 1, 2)
     steps: int = 100  # state changes
@@ -47,7 +47,7 @@ class Table1Config:
         return HomeSpec(seed=seed, rooms=sized["rooms"], items=sized["items"], people=sized["people"])
 
 
-@dataclass
+@dataclass(kw_only=True)
 class LaneRun:
     """One variant's lane through one seed: its updates (``lane.steps``), what it heard, its plans."""
 
@@ -62,7 +62,7 @@ class LaneRun:
         return self.lane.variant.name
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SeedRun:
     seed: int
     home: dict[str, int]
@@ -82,7 +82,8 @@ def _lane(variant: Variant, seed: int, sim: Simulator, context: _Context) -> Lan
         variant, store, sim.home, sim, source.rates, seed, embedder, model=model, oracle=oracle, prefix="table1"
     )
     plan_config = PlanConfig(retriever=variant.retriever, planner=config.planner, timeout=config.timeout)
-    return LaneRun(lane, TaskPlanner(lane.memory, model, plan_config, retriever=lane.updater.retrieval.retriever))
+    planner = TaskPlanner(lane.memory, model, plan_config, retriever=lane.updater.retrieval.retriever)
+    return LaneRun(lane=lane, planner=planner)
 
 
 _Context = tuple[Table1Config, GraphStore, Embedder, ModelSource]
@@ -99,7 +100,7 @@ def run_seed(
     """Every variant through one seed's script; the memories are deleted afterwards."""
     home = generate_home(config.home_spec(seed))
     sim = Simulator(home, seed=seed, planner=config.planner)
-    run = SeedRun(seed, {"entities": len(home.entities), "facts": len(home.facts)})
+    run = SeedRun(seed=seed, home={"entities": len(home.entities), "facts": len(home.facts)})
     baseline = ThreadPoolExecutor(max_workers=1, thread_name_prefix="full-state")
     try:
         for variant in config.variants:

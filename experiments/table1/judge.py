@@ -20,7 +20,7 @@ from sim import Simulator, Task
 OUTCOMES = ("success", "memory_wrong", "goal_error", "no_plan")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PlanJudgement:
     step: int  # the state change after which the task was given
     task: str

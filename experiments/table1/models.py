@@ -29,7 +29,7 @@ def cassette_path(folder: Path, seed: int, variant: str) -> Path:
     return folder / f"seed{seed}" / f"{variant}.jsonl"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelSource:
     """Builds each lane's model; ``name`` labels every result file and plot."""
 
@@ -77,7 +77,7 @@ def configured_source(rates: ErrorRates, record: Path | None) -> ModelSource:
 
     settings = Settings()
     name = f"{settings.llm_model} (OpenAI-compatible, {settings.llm_base_url})"
-    return ModelSource("configured", name, rates, record=record, configured=configured_model(settings))
+    return ModelSource(kind="configured", name=name, rates=rates, record=record, configured=configured_model(settings))
 
 
 def write_manifest(folder: Path, name: str, parameters: dict[str, Any]) -> None:

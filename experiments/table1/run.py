@@ -85,13 +85,14 @@ def model_source(args: argparse.Namespace) -> tuple[ModelSource, dict[str, Any]]
             raise SystemExit("use --record or --replay, not both")
         manifest = read_manifest(args.replay)
         values = manifest["parameters"]
-        return ModelSource("replay", manifest["model"], rates_of(values), replay=args.replay), values
+        source = ModelSource(kind="replay", name=manifest["model"], rates=rates_of(values), replay=args.replay)
+        return source, values
     values = parameters(args)
     if args.model == "configured":
         source = configured_source(rates_of(values), args.record)
     else:
         rates = rates_of(values)
-        source = ModelSource("simulated", simulated_name(rates), rates, record=args.record)
+        source = ModelSource(kind="simulated", name=simulated_name(rates), rates=rates, record=args.record)
     if args.record is not None:
         write_manifest(args.record, source.name, values)
     return source, values
@@ -100,7 +101,12 @@ def model_source(args: argparse.Namespace) -> tuple[ModelSource, dict[str, Any]]
 def execute(values: dict[str, Any], source: ModelSource, workers: int, console: Console) -> list[dict[str, Any]]:
     """Every seed, each variant with its own progress bar; the seeds' figures in order."""
     config = config_of(values)
-    jobs = [SeedJob(seed, values, source.kind, source.name, source.record, source.replay) for seed in config.seeds]
+    jobs = [
+        SeedJob(
+            seed=seed, values=values, kind=source.kind, name=source.name, record=source.record, replay=source.replay
+        )
+        for seed in config.seeds
+    ]
     tasks = config.steps // config.task_every if config.task_every else 0
     labels = {(j.seed, v.name): f"seed {j.seed} {v.name} ({source.name})" for j in jobs for v in config.variants}
     with progress_bars(console, list(labels.values()), config.steps + tasks) as advance:

@@ -27,7 +27,7 @@ from retrieval import Embedder
 from sim.model import ErrorRates
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SeedJob:
     """What a worker needs to run one seed: plain values only (it crosses a process boundary)."""
 
@@ -59,10 +59,10 @@ def config_of(values: dict[str, Any]) -> Table1Config:
 def source_of(job: SeedJob) -> ModelSource:
     rates = rates_of(job.values)
     if job.kind == "replay":
-        return ModelSource("replay", job.name, rates, replay=job.replay)
+        return ModelSource(kind="replay", name=job.name, rates=rates, replay=job.replay)
     if job.kind == "configured":
         return configured_source(rates, job.record)
-    return ModelSource("simulated", job.name, rates, record=job.record)
+    return ModelSource(kind="simulated", name=job.name, rates=rates, record=job.record)
 
 
 class _NoEmbedder:

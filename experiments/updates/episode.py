@@ -85,7 +85,7 @@ class Recorder:
         return completion
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Step:
     """One variant's update at one step, judged against the truth."""
 
@@ -107,7 +107,7 @@ class Step:
     slipped: int  # answers with an injected error that were written to the memory
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Lane:
     """One variant's memory, model and pipeline."""
 
@@ -155,7 +155,8 @@ def make_lane(
     if isinstance(chosen, SearchRetriever):
         chosen.embeddings(memory)  # embed the surveyed entities once, before the timed steps, as a service would
     config = NLUpdateConfig(retriever=variant.retriever, verify=variant.verify, deadline=deadline)
-    return Lane(variant, memory, model, recorder, NLUpdater(memory, recorder, config, retriever=chosen), oracle)
+    updater = NLUpdater(memory, recorder, config, retriever=chosen)
+    return Lane(variant=variant, memory=memory, model=model, recorder=recorder, updater=updater, oracle=oracle)
 
 
 def whole_state_issues(verifier: Verifier, entities: Mapping[str, Entity], facts: frozenset[Fact]) -> int:

@@ -96,7 +96,7 @@ def sqlite(tmp_path: Path) -> Iterator[SQLiteStore]:
 def test_a_tiny_episode_gives_metrics_in_range_for_every_retriever(
     sqlite: SQLiteStore, embedder: SentenceTransformerEmbedder
 ) -> None:
-    scale = ev.Scale("tiny", SMALL, steps=8, episodes=1, task_every=4)
+    scale = ev.Scale(name="tiny", spec=SMALL, steps=8, episodes=1, task_every=4)
     result = ev.run_scale(scale, sqlite, embedder)
     assert set(result["retrievers"]) == set(ev.RETRIEVER_NAMES)
     for figures in result["retrievers"].values():

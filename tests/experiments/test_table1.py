@@ -54,7 +54,9 @@ def seed_run(tmp_path_factory: pytest.TempPathFactory) -> SeedRun:
     rates = ErrorRates(rate=0.5, correct_on_reprompt=0.5)
     config = Table1Config(seeds=(3,), steps=10, task_every=5, variants=VARIANTS, spec=SPEC)
     try:
-        return run_seed(3, config, store, NoEmbedder(), ModelSource("simulated", "simulated (test)", rates))
+        return run_seed(
+            3, config, store, NoEmbedder(), ModelSource(kind="simulated", name="simulated (test)", rates=rates)
+        )
     finally:
         store.close()
 
