@@ -25,7 +25,7 @@ from typing import Any
 from kg_memory.domain import Domain
 from kg_memory.model import Delta, Fact
 from l3mp.runtime import TaskRequest
-from perception import Observation, ThorNames, scene_objects, thor_facts, thor_observation
+from perception import Observation, ThorMetadataError, ThorNames, scene_objects, thor_facts, thor_observation
 from perception.thor import View
 from planning.evaluator import ActionEvaluator, GroundAction, StepOutcome
 from planning.goal_reader import parse_goal
@@ -58,6 +58,13 @@ class ThorActionError(SimulationError):
     """A PDDL action the thor domain does not have, or one naming unknown objects."""
 
 
+def _object_id(names: ThorNames, action: GroundAction, name: str) -> str:
+    try:
+        return names.object_id(name)
+    except ThorMetadataError as exc:  # the memory may name more than THOR has: a refusal, not a crash
+        raise ThorActionError(f"{action}: {exc}") from exc
+
+
 def action_dicts(action: GroundAction, names: ThorNames, *, force: bool = False) -> dict[str, Any]:
     """The ai2thor 5.0.0 action dict for an interaction (``go_to`` takes two steps: see ``ThorEnvironment``)."""
     if action.name not in INTERACTIONS:
@@ -67,7 +74,7 @@ def action_dicts(action: GroundAction, names: ThorNames, *, force: bool = False)
     if target is not None:
         if len(action.args) <= target:
             raise ThorActionError(f"{action}: {action.name} needs {target + 1} arguments")
-        sent["objectId"] = names.object_id(action.args[target])
+        sent["objectId"] = _object_id(names, action, action.args[target])
     if action.name == "fill":
         sent["fillLiquid"] = "water"
     if force:
@@ -205,7 +212,7 @@ class ThorEnvironment:
         if len(action.args) not in (2, 3):
             why = f"{action}: go_to takes an agent, maybe where it starts, and an object"
             return StepOutcome(action, False, Delta(), (why,))
-        target = self.names.object_id(action.args[-1])
+        target = _object_id(self.names, action, action.args[-1])
         metadata = self.step({"action": "GetInteractablePoses", "objectId": target})
         poses = metadata.get("actionReturn") if metadata["lastActionSuccess"] else None
         if not poses:
