@@ -40,18 +40,18 @@ class HistoryMethods:
         if limit is not None:
             query += " LIMIT $limit"
 
-        def work(tx: neo4j.ManagedTransaction) -> list[Any]:
+        def read_updates(tx: neo4j.ManagedTransaction) -> list[Any]:
             return list(tx.run(query, memory=memory, since=since_seq, limit=limit))
 
-        return [update_from_row(memory, dict(r["u"])) for r in self._read("read", work)]
+        return [update_from_row(memory, dict(r["u"])) for r in self._read("read", read_updates)]
 
     def get_update(self, memory: str, update_id: str) -> Update:
         self.get_memory(memory)
 
-        def work(tx: neo4j.ManagedTransaction) -> Any:
+        def read_update(tx: neo4j.ManagedTransaction) -> Any:
             return tx.run("MATCH (u:Update {memory: $memory, id: $id}) RETURN u", memory=memory, id=update_id).single()
 
-        record = self._read("read", work)
+        record = self._read("read", read_update)
         if record is None:
             raise UnknownUpdate(memory, update_id)
         return update_from_row(memory, dict(record["u"]))
@@ -76,7 +76,7 @@ class HistoryMethods:
             return
         check_load(memory, updates)
 
-        def work(tx: neo4j.ManagedTransaction) -> None:
+        def load_history(tx: neo4j.ManagedTransaction) -> None:
             record = tx.run(
                 "MATCH (m:Memory {name: $memory}) SET m.version = m.version RETURN m.next_seq AS seq", memory=memory
             ).single()
@@ -98,13 +98,13 @@ class HistoryMethods:
                 seq=updates[-1].seq + 1,
             ).consume()
 
-        self._write("import", work)
+        self._write("import", load_history)
 
     def load_state(self, memory: str, entities: Iterable[Entity], facts: Iterable[Fact]) -> None:
         domain = self._domain(memory)
         wanted = list(entities)
 
-        def work(tx: neo4j.ManagedTransaction) -> None:
+        def load_entities(tx: neo4j.ManagedTransaction) -> None:
             existing = set(
                 tx.run(
                     "UNWIND $names AS n MATCH (e:Entity {memory: $memory, name: n}) RETURN e.name",
@@ -115,7 +115,7 @@ class HistoryMethods:
             create_entities(tx, memory, [e for e in wanted if e.name not in existing], domain)
             change_facts(tx, memory, facts, "add")
 
-        self._write("import", work)
+        self._write("import", load_entities)
 
     def compact(self, memory: str, checkpoint: Checkpoint, when: datetime, summaries: dict[str, Any]) -> int:
         self.get_memory(memory)

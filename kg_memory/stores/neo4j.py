@@ -193,7 +193,7 @@ class Neo4jStore(HistoryMethods):
             raise InvalidValue("domain for Neo4j", domain, f"predicates {clash} clash with node properties")
         created = datetime.now(UTC)
 
-        def work(tx: neo4j.ManagedTransaction) -> None:
+        def create(tx: neo4j.ManagedTransaction) -> None:
             if tx.run("MATCH (m:Memory {name: $name}) RETURN m", name=name).single():
                 raise MemoryExists(name)
             if tx.run("MATCH (p:Purging {name: $name}) RETURN p", name=name).single():
@@ -206,25 +206,25 @@ class Neo4jStore(HistoryMethods):
             ).consume()
             create_entities(tx, name, schema.constant_entities(), schema)
 
-        self._write("create memory", work)
+        self._write("create memory", create)
         return Memory(name, domain, 0, created)
 
     def get_memory(self, name: str) -> Memory:
         name = normalise_name(name)  # looked up as it was created
 
-        def work(tx: neo4j.ManagedTransaction) -> Any:
+        def read_memory(tx: neo4j.ManagedTransaction) -> Any:
             return tx.run("MATCH (m:Memory {name: $name}) RETURN m", name=name).single()
 
-        record = self._read("read", work)
+        record = self._read("read", read_memory)
         if record is None:
             raise UnknownMemory(name)
         return _memory(record["m"])
 
     def list_memories(self) -> list[Memory]:
-        def work(tx: neo4j.ManagedTransaction) -> list[Any]:
+        def read_memories(tx: neo4j.ManagedTransaction) -> list[Any]:
             return list(tx.run("MATCH (m:Memory) RETURN m ORDER BY m.name"))
 
-        return [_memory(r["m"]) for r in self._read("read", work)]
+        return [_memory(r["m"]) for r in self._read("read", read_memories)]
 
     def delete_memory(self, name: str) -> None:
         """Retire the memory in one transaction, then purge its nodes in batches.
@@ -265,10 +265,10 @@ class Neo4jStore(HistoryMethods):
         query += " RETURN collect([e.name, e.type, e.label, e.attrs]) AS rows"
         params = {"memory": memory, "names": list(names) if names is not None else None}
 
-        def work(tx: neo4j.ManagedTransaction) -> list[list[str]]:
+        def read_entity_rows(tx: neo4j.ManagedTransaction) -> list[list[str]]:
             return list(tx.run(query, params).single(strict=True)["rows"])
 
-        rows = self._read("read", work)
+        rows = self._read("read", read_entity_rows)
         return {r[0]: Entity.unchecked(r[0], r[1], r[2], json.loads(r[3])) for r in rows if None not in r}
 
     def facts(self, memory: str, predicate: str | None = None, entity: str | None = None) -> frozenset[Fact]:
@@ -279,22 +279,22 @@ class Neo4jStore(HistoryMethods):
         predicates = [predicate] if predicate is not None else sorted(domain.predicates)
         schemas = [domain.predicates[p] for p in predicates if p in domain.predicates]
 
-        def work(tx: neo4j.ManagedTransaction) -> set[Fact]:
+        def read_facts(tx: neo4j.ManagedTransaction) -> set[Fact]:
             return {f for s in schemas for f in facts_of_predicate(tx, memory, s.name, s.arity, s.numeric)}
 
-        return frozenset(self._read("read", work))
+        return frozenset(self._read("read", read_facts))
 
     def facts_about(self, memory: str, names: Iterable[str], limit: int | None = None) -> frozenset[Fact]:
         unary = self._unary(memory)
         # Cypher's LIMIT needs a number; no store holds 2**62 facts
         params = {"memory": memory, "names": list(names), "unary": unary, "limit": 2**62 if limit is None else limit}
 
-        def work(tx: neo4j.ManagedTransaction) -> set[Fact]:
+        def read_facts_of_entities(tx: neo4j.ManagedTransaction) -> set[Fact]:
             rows = tx.run(_FACTS_OF_ENTITIES, params).single(strict=True)["rows"]
             rows += tx.run(_NULLARY, memory=memory).single(strict=True)["rows"]
             return _facts_from_rows(rows)
 
-        facts = self._read("read", work)
+        facts = self._read("read", read_facts_of_entities)
         if limit is not None and len(facts) > limit:  # nullary facts came on top of the limited rows
             return frozenset(sorted(facts, key=fact_order)[:limit])
         return frozenset(facts)
@@ -306,7 +306,7 @@ class Neo4jStore(HistoryMethods):
         domain = self._domain(update.memory)
         check_delta_names(update, domain)
 
-        def work(tx: neo4j.ManagedTransaction) -> Update:
+        def apply_update(tx: neo4j.ManagedTransaction) -> Update:
             version, seq = lock_memory(tx, update.memory, bump_version=True)
             if version != expected_version:
                 raise VersionConflict(update.memory, expected_version, version)
@@ -319,7 +319,7 @@ class Neo4jStore(HistoryMethods):
                 self._write_checkpoint(tx, update.memory, domain, stored.version)
             return stored
 
-        return self._write("commit", work)
+        return self._write("commit", apply_update)
 
     def _write_checkpoint(self, tx: neo4j.ManagedTransaction, memory: str, domain: Domain, version: int) -> None:
         _history.put_checkpoint(tx, memory, _history.current_checkpoint(tx, memory, domain, version))
@@ -327,13 +327,13 @@ class Neo4jStore(HistoryMethods):
     def record(self, update: Update) -> Update:
         check_record(update)
 
-        def work(tx: neo4j.ManagedTransaction) -> Update:
+        def record_update(tx: neo4j.ManagedTransaction) -> Update:
             version, seq = lock_memory(tx, update.memory, bump_version=False)
             stored = stamp(update, seq=seq, version=version)
             _history.log(tx, [stored])
             return stored
 
-        return self._write("record", work)
+        return self._write("record", record_update)
 
     # -- embeddings (derived data: not logged, no new version) --------------------------------
 

@@ -22,7 +22,7 @@ async def plan(body: PlanIn, memory: str, services: ServicesDep, caller: CallerD
     planning changes nothing. Runs in one of the service's model slots."""
     settings = services.settings
 
-    def work() -> PlanOut:
+    def plan_request() -> PlanOut:
         optimal = settings.plan_optimal if body.optimal is None else body.optimal
         config = PlanConfig(
             retriever=settings.retriever,
@@ -40,4 +40,4 @@ async def plan(body: PlanIn, memory: str, services: ServicesDep, caller: CallerD
         return PlanOut.model_validate(planner.plan(body.request, goal=body.goal).to_json())
 
     # only requests in English call the model, so only they count against the key's rate
-    return await services.gate.run(work, key=caller if body.goal is None else None)
+    return await services.gate.run(plan_request, key=caller if body.goal is None else None)

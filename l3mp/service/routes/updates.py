@@ -29,7 +29,7 @@ async def nl_update(body: NLUpdateIn, memory: str, services: ServicesDep, caller
 
     Runs in one of the service's model slots (503 with Retry-After when all are busy)."""
 
-    def work() -> UpdateOut:
+    def update_from_words() -> UpdateOut:
         settings = services.settings
         config = NLUpdateConfig(
             retriever=settings.retriever,
@@ -42,7 +42,7 @@ async def nl_update(body: NLUpdateIn, memory: str, services: ServicesDep, caller
         )
         return recorded(updater.update(body.text).update)
 
-    return await services.gate.run(work, key=caller)
+    return await services.gate.run(update_from_words, key=caller)
 
 
 @writes.post("/observations", response_model=UpdateOut, responses=_CONFLICT)
