@@ -45,7 +45,7 @@ def test_optimal_returns_the_cheapest_plan_with_more_steps_proven(plant: Setting
     store = open_store(plant)
     try:
         memory = WorldMemory.open(store, "plant")
-        report = TaskPlanner(memory, config=PlanConfig(optimal=True, timeout=60)).plan(goal="(on c1)")
+        report = TaskPlanner(memory, config=PlanConfig(optimal=True, timeout=600, deadline=1800)).plan(goal="(on c1)")
     finally:
         store.close()
     assert report.solved and [str(a) for a in report.plan] == CHEAP
