@@ -49,6 +49,7 @@ from kg_memory.model import (
 )
 from kg_memory.operations import ImportMismatch
 from kg_memory.rules import Rules
+from kg_memory.sexpr import UnbalancedParentheses
 from kg_memory.store import GraphStore
 from kg_memory.unknowns import LastSeen, Unknown, last_seen, unknown_locations, unplaced
 from kg_memory.up_environment import UP_LOCK
@@ -112,6 +113,7 @@ __all__ = [
     "Update",
     "UpdateSource",
     "UpdateStatus",
+    "UnbalancedParentheses",
     "VersionConflict",
     "Verifier",
     "WorldMemory",

@@ -20,31 +20,23 @@ _COMMENT = re.compile(r";[^\n]*")
 _CLIP = 80
 
 
-class SExprError(KgMemoryError):
-    """Text that does not read as s-expressions: ``text`` is the input, ``position`` the offset
-    in it where reading failed and ``problem`` says why."""
+class UnbalancedParentheses(KgMemoryError):
+    """Text whose parentheses do not pair up. ``text`` is the input; ``position`` the offset in it
+    of the ``)`` that closes nothing, or of the outermost ``(`` never closed; ``unclosed`` counts
+    the ``(`` never closed (0 for a stray ``)``) and ``before`` holds the top-level forms read
+    before a stray ``)``. ``problem`` says which, in words."""
 
-    def __init__(self, text: str, position: int, problem: str) -> None:
+    def __init__(self, text: str, position: int, *, unclosed: int = 0, before: tuple[SExpr, ...] = ()) -> None:
         self.text = text
         self.position = position
-        self.problem = problem
-        super().__init__(f"{problem}, at offset {position} of {clip(text)!r}")
-
-
-class ExtraClose(SExprError):
-    """A ``)`` that closes nothing; ``before`` holds the forms read before it."""
-
-    def __init__(self, text: str, position: int, before: tuple[SExpr, ...]) -> None:
+        self.unclosed = unclosed
         self.before = before
-        super().__init__(text, position, "unbalanced parentheses: a ')' closes nothing")
-
-
-class Unclosed(SExprError):
-    """``count`` ``(`` still open at the end of the text; ``position`` is the outermost one's."""
-
-    def __init__(self, text: str, position: int, count: int) -> None:
-        self.count = count
-        super().__init__(text, position, f"unbalanced parentheses: {count} '(' never closed")
+        self.problem = (
+            f"unbalanced parentheses: {unclosed} '(' never closed"
+            if unclosed
+            else "unbalanced parentheses: a ')' closes nothing"
+        )
+        super().__init__(f"{self.problem}, at offset {position} of {clip(text)!r}")
 
 
 def without_comments(text: str) -> str:
@@ -58,7 +50,7 @@ def tokens(text: str) -> list[str]:
 
 
 def read_forms(text: str) -> list[SExpr]:
-    """Every top-level form of ``text``, in order; raises :class:`ExtraClose` or :class:`Unclosed`."""
+    """Every top-level form of ``text``, in order; raises :class:`UnbalancedParentheses`."""
     stack: list[list[SExpr]] = [[]]
     opened: list[int] = []  # where each list still open began
     for position, token in _located(text):
@@ -68,13 +60,13 @@ def read_forms(text: str) -> list[SExpr]:
         elif token != ")":
             stack[-1].append(token)
         elif len(stack) == 1:
-            raise ExtraClose(text, position, tuple(stack[0]))
+            raise UnbalancedParentheses(text, position, before=tuple(stack[0]))
         else:
             closed = stack.pop()
             opened.pop()
             stack[-1].append(closed)
     if opened:
-        raise Unclosed(text, opened[0], len(opened))
+        raise UnbalancedParentheses(text, opened[0], unclosed=len(opened))
     return stack[0]
 
 

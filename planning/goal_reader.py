@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from kg_memory.domain import ROOT_TYPE
 from kg_memory.formula import And, Atom, Equals, Formula, Not, Or, Parameter, Quantified, Truth
-from kg_memory.sexpr import ExtraClose, SExpr, Unclosed, clip, read_forms, without_comments, write
+from kg_memory.sexpr import SExpr, UnbalancedParentheses, clip, read_forms, without_comments, write
 from planning.errors import PlanningError
 
 _FENCE_OPEN = re.compile(r"^```[A-Za-z0-9_+-]*")
@@ -72,17 +72,23 @@ def _read(text: str) -> SExpr:
         )
     try:
         forms = read_forms(body)
-    except ExtraClose as exc:
-        read = " ".join(_show(f) for f in exc.before)
-        raise GoalSyntaxError(text, f"unbalanced parentheses: an extra ')' after {clip(read)}") from exc
-    except Unclosed as exc:
-        raise GoalSyntaxError(text, f"unbalanced parentheses: {exc.count} '(' never closed in {clip(body)}") from exc
+    except UnbalancedParentheses as exc:
+        raise GoalSyntaxError(text, _unbalanced(exc, body)) from exc
     if len(forms) > 1:
         rest = " ".join(_show(f) for f in forms[1:])
         raise GoalSyntaxError(
             text, f"unexpected text after the goal: {clip(rest)}; write one formula (join conditions with (and ...))"
         )
     return forms[0]
+
+
+def _unbalanced(error: UnbalancedParentheses, body: str) -> str:
+    """The problem in words a model can act on: what was read before a stray ``)``, or the goal
+    that leaves a ``(`` open."""
+    if error.unclosed:
+        return f"unbalanced parentheses: {error.unclosed} '(' never closed in {clip(body)}"
+    read = " ".join(_show(f) for f in error.before)
+    return f"unbalanced parentheses: an extra ')' after {clip(read)}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from typing import Any
 from kg_memory import UP_LOCK, Domain, Entity, Fact, InvalidName, InvalidValue
 from kg_memory.domain import ROOT_TYPE, domain_from_pddl
 from kg_memory.formula import Formula
-from kg_memory.sexpr import SExpr, SExprError, clip, read_forms, write
+from kg_memory.sexpr import SExpr, UnbalancedParentheses, clip, read_forms, write
 from kg_memory.up_environment import pddl_reading_environment
 from planning.errors import PlanningError
 from planning.goal_reader import GoalSyntaxError, parse_goal
@@ -241,7 +241,7 @@ def read_sexpr(text: str, source: Path | str = "<pddl>") -> list[SExpr]:
     """The one top-level form of a PDDL file, lower-cased, comments dropped."""
     try:
         forms = read_forms(text)
-    except SExprError as exc:
+    except UnbalancedParentheses as exc:
         raise PddlError(source, exc.problem) from exc
     if len(forms) != 1 or not isinstance(forms[0], list) or forms[0][:1] != ["define"]:
         raise PddlError(source, "expected one (define ...) form")

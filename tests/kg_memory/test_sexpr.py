@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kg_memory import KgMemoryError, L3mpError
-from kg_memory.sexpr import ExtraClose, SExprError, Unclosed, clip, read_forms, tokens, without_comments, write
+from kg_memory.sexpr import UnbalancedParentheses, clip, read_forms, tokens, without_comments, write
 
 
 def test_tokens_are_lower_cased_and_comments_dropped() -> None:
@@ -28,26 +28,26 @@ def test_forms_nest_and_every_top_level_form_is_read() -> None:
 
 def test_a_close_that_closes_nothing_says_where_and_what_came_before() -> None:
     text = "(on mug_1 table_1) x)"
-    with pytest.raises(ExtraClose) as raised:
+    with pytest.raises(UnbalancedParentheses) as raised:
         read_forms(text)
     error = raised.value
     assert error.text == text and error.position == text.rindex(")")
-    assert error.before == (["on", "mug_1", "table_1"], "x")
+    assert error.before == (["on", "mug_1", "table_1"], "x") and error.unclosed == 0
     assert error.problem == "unbalanced parentheses: a ')' closes nothing"
     assert str(error).startswith(error.problem) and f"offset {error.position}" in str(error)
 
 
 def test_unclosed_parentheses_are_counted_from_the_outermost() -> None:
     text = "; a comment (\n(define (domain d"
-    with pytest.raises(Unclosed) as raised:
+    with pytest.raises(UnbalancedParentheses) as raised:
         read_forms(text)
     error = raised.value
-    assert error.count == 2 and error.position == text.index("(define")
+    assert error.unclosed == 2 and error.position == text.index("(define") and error.before == ()
     assert error.problem == "unbalanced parentheses: 2 '(' never closed"
 
 
 def test_reader_errors_are_the_memorys_errors() -> None:
-    with pytest.raises(SExprError) as raised:
+    with pytest.raises(UnbalancedParentheses) as raised:
         read_forms(")")
     assert isinstance(raised.value, KgMemoryError) and isinstance(raised.value, L3mpError)
 
