@@ -85,14 +85,14 @@ class Grower:
                 meta = {"seen": [item, here, there]}
                 delta = Delta(remove=frozenset({remove}), add=frozenset({add}))
                 update = Update(
-                    self.world.name,
-                    UpdateSource.SENSOR,
-                    delta,
-                    UpdateStatus.APPLIED,
-                    "",
-                    (),
-                    self.version,
-                    self.seq,
+                    memory=self.world.name,
+                    source=UpdateSource.SENSOR,
+                    delta=delta,
+                    status=UpdateStatus.APPLIED,
+                    input="",
+                    issues=(),
+                    version=self.version,
+                    seq=self.seq,
                     time=self.time,
                     meta=meta,
                 )

@@ -99,7 +99,9 @@ def _verify(memory: WorldMemory, delta: Delta) -> float:
 def _commit(memory: WorldMemory, delta: Delta) -> float:
     """Seconds of ``store.commit`` of an update nobody verified: the store's share of an apply."""
     version = memory.version
-    update = Update(memory.name, UpdateSource.EXECUTION, delta, UpdateStatus.APPLIED, version=version)
+    update = Update(
+        memory=memory.name, source=UpdateSource.EXECUTION, delta=delta, status=UpdateStatus.APPLIED, version=version
+    )
     return timed(lambda: memory.store.commit(update, expected_version=version))[0]
 
 

@@ -168,7 +168,14 @@ class Replay:
             shown = "; ".join(i.message for i in issues[:5])
             more = f" (and {len(issues) - 5} more)" if len(issues) > 5 else ""
             raise self.fail("the exported state", f"it breaks its domain: {shown}{more}")
-        update = Update(self.memory, UpdateSource.API, delta, UpdateStatus.APPLIED, "import", version=version)
+        update = Update(
+            memory=self.memory,
+            source=UpdateSource.API,
+            delta=delta,
+            status=UpdateStatus.APPLIED,
+            input="import",
+            version=version,
+        )
         self.version = version - 1
         self.accept(update)
 

@@ -42,7 +42,7 @@ class PredicateSchema:
         return f"(= {atom} NUMBER)" if self.numeric else atom
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Domain:
     name: str
     path: Path

@@ -121,7 +121,7 @@ class Cost:
 ZERO_COST = Cost()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ActionSchema:
     name: str
     parameters: tuple[Parameter, ...]

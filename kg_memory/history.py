@@ -91,7 +91,7 @@ def touched(update: Update) -> dict[str, bool]:
     return names
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HistoryQuery:
     """Which updates to list: all filters are optional and combine with AND.
 
@@ -137,7 +137,7 @@ class HistoryQuery:
         return None if self.until is None else timestamp_us(self.until)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Interval:
     """A stretch of versions in which a fact held: from the update that added it to the one that
     removed it (``None``: it still holds)."""
@@ -172,22 +172,22 @@ def intervals(fact: Fact, updates: Iterable[Update], held_before: bool = False) 
     found: list[Interval] = []
     open_: Interval | None = None
     if held_before:
-        open_ = Interval(fact, 0, datetime.fromtimestamp(0, UTC), "")
+        open_ = Interval(fact=fact, start_version=0, start_time=datetime.fromtimestamp(0, UTC), start_update="")
     for update in updates:
         if update.status is not UpdateStatus.APPLIED:
             continue
         if fact in update.delta.add and open_ is None:
-            open_ = Interval(fact, update.version, update.time, update.id)
+            open_ = Interval(fact=fact, start_version=update.version, start_time=update.time, start_update=update.id)
         elif fact in update.delta.remove and open_ is not None:
             found.append(
                 Interval(
-                    fact,
-                    open_.start_version,
-                    open_.start_time,
-                    open_.start_update,
-                    update.version,
-                    update.time,
-                    update.id,
+                    fact=fact,
+                    start_version=open_.start_version,
+                    start_time=open_.start_time,
+                    start_update=open_.start_update,
+                    end_version=update.version,
+                    end_time=update.time,
+                    end_update=update.id,
                 )
             )
             open_ = None

@@ -227,13 +227,13 @@ class WorldMemory:
         if isinstance(outcome, Update):
             return outcome
         rejected = Update(
-            self.name,
-            _source(source),
-            delta,
-            UpdateStatus.REJECTED,
-            input,
-            outcome.issues,
-            outcome.version,
+            memory=self.name,
+            source=_source(source),
+            delta=delta,
+            status=UpdateStatus.REJECTED,
+            input=input,
+            issues=outcome.issues,
+            version=outcome.version,
             meta=meta or {},
         )
         return self.store.record(capped(rejected))
@@ -267,7 +267,16 @@ class WorldMemory:
                 return Refused(issues, version)
             written, recorded = (delta, dict(meta or {})) if verify else _storable(delta, issues, meta)
             status = UpdateStatus.NOOP if written.is_empty else UpdateStatus.APPLIED
-            update = Update(self.name, source, written, status, input, (), version, meta=recorded)
+            update = Update(
+                memory=self.name,
+                source=source,
+                delta=written,
+                status=status,
+                input=input,
+                issues=(),
+                version=version,
+                meta=recorded,
+            )
             if status is UpdateStatus.NOOP:
                 return self.store.record(update)
             try:

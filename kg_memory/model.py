@@ -369,7 +369,7 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Update:
     """A recorded write: every change of state is one, and so is every rejected attempt.
 
@@ -476,7 +476,7 @@ class State:
         return fact in self.facts
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Neighbourhood:
     """Facts within ``hops`` of seed entities, nearest first, capped at ``max_facts``."""
 

@@ -59,7 +59,9 @@ def neighbourhood(
         if truncated:
             break
     entities = store.entities(memory, distance)
-    return Neighbourhood(seed_names, entities, tuple(facts), distance, truncated)
+    return Neighbourhood(
+        seeds=seed_names, entities=entities, facts=tuple(facts), distance=distance, truncated=truncated
+    )
 
 
 def current_state(store: GraphStore, memory: str) -> State:
@@ -160,11 +162,11 @@ def compact(store: GraphStore, memory: str, before_version: int, *, input: str =
         "compaction": {"horizon": before_version, "updates_removed": removed, "entities_summarized": len(summaries)}
     }
     note = Update(
-        memory,
-        UpdateSource.API,
-        Delta(),
-        UpdateStatus.NOOP,
-        input or f"compact history before version {before_version}",
+        memory=memory,
+        source=UpdateSource.API,
+        delta=Delta(),
+        status=UpdateStatus.NOOP,
+        input=input or f"compact history before version {before_version}",
         version=store.get_memory(memory).version,
         meta=meta,
     )

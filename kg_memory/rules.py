@@ -88,7 +88,7 @@ class InvariantKind(enum.StrEnum):
     REQUIRES = "requires"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Invariant:
     kind: InvariantKind
     patterns: tuple[Pattern, ...]
@@ -172,8 +172,8 @@ def _invariant(entry: Mapping[str, Any]) -> Invariant:
         var = entry["var"]
         if any(var not in p.variables for p in patterns):
             raise ValueError(f"invariant variable {var} must appear in every pattern of {entry['facts']}")
-        return Invariant(kind, patterns, type=pddl_name(entry["type"], "type"), var=var, message=message)
+        return Invariant(kind=kind, patterns=patterns, type=pddl_name(entry["type"], "type"), var=var, message=message)
     condition = Pattern.parse(entry["if"])
     if any(not (p.variables & condition.variables) for p in patterns):
         raise ValueError(f"each 'then' pattern of {entry['if']} must share a variable with it")
-    return Invariant(kind, patterns, condition=condition, message=message)
+    return Invariant(kind=kind, patterns=patterns, condition=condition, message=message)

@@ -30,7 +30,7 @@ class _History(Protocol):
     def history(self, since_seq: int = 0, limit: int | None = None) -> list[Update]: ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LastSeen:
     """Where ``entity`` was when the memory lost track of it: ``fact`` (e.g. ``(on mug_1 table_1)``)."""
 
@@ -134,7 +134,13 @@ def _last_seen_in(history: list[Update], domain: Domain, entity: Entity) -> Last
             (f for f in update.delta.remove if entity.name in f.args and is_placing(domain, entity, f)), key=str
         )
         if dropped:
-            return LastSeen(entity.name, dropped[0], update.version, update.time, update.source.value)
+            return LastSeen(
+                entity=entity.name,
+                fact=dropped[0],
+                version=update.version,
+                time=update.time,
+                source=update.source.value,
+            )
     return None
 
 

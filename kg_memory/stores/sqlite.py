@@ -416,7 +416,14 @@ class SQLiteStore:
             existing = set(self._existing(conn, memory_id, [e.name for e in entities]))
             self._insert_entities(conn, memory, memory_id, [e for e in entities if e.name not in existing])
             self._add_facts(
-                conn, memory_id, Update(memory, UpdateSource.API, Delta(add=frozenset(facts)), UpdateStatus.APPLIED)
+                conn,
+                memory_id,
+                Update(
+                    memory=memory,
+                    source=UpdateSource.API,
+                    delta=Delta(add=frozenset(facts)),
+                    status=UpdateStatus.APPLIED,
+                ),
             )
 
     def compact(self, memory: str, checkpoint: Checkpoint, when: datetime, summaries: dict[str, Any]) -> int:

@@ -117,7 +117,7 @@ UPDATES_PER_THREAD = 30
 PLACES = ("table_1", "shelf_1", "sink_1")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Outcomes:
     applied: list[Update] = field(default_factory=list)
     rejected: list[Update] = field(default_factory=list)
@@ -243,7 +243,8 @@ def test_stale_expected_version_raises_and_writes_nothing(home: WorldMemory) -> 
     # The store's own check, inside the write transaction, bypassing apply's early check.
     with pytest.raises(VersionConflict):
         home.store.commit(
-            Update(home.name, UpdateSource.API, delta, UpdateStatus.APPLIED, version=stale), expected_version=stale
+            Update(memory=home.name, source=UpdateSource.API, delta=delta, status=UpdateStatus.APPLIED, version=stale),
+            expected_version=stale,
         )
 
     assert home.state() == state

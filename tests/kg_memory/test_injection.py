@@ -40,7 +40,7 @@ EVIL_NAMES = (
 EVIL_PREDICATES = ("on`]->() DELETE", "on'", "light_on = true DETACH DELETE e //", "on {a:1}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Snapshot:
     version: int
     entities: dict[str, Entity]
@@ -52,7 +52,13 @@ class _Snapshot:
     def of(cls, memory: WorldMemory) -> _Snapshot:
         entities = memory.entities()
         labels = {n: e.label for n, e in entities.items()}
-        return cls(memory.version, entities, labels, memory.facts(), len(memory.history()))
+        return cls(
+            version=memory.version,
+            entities=entities,
+            labels=labels,
+            facts=memory.facts(),
+            history=len(memory.history()),
+        )
 
 
 def test_labels_with_cypher_fragments_are_stored_verbatim(store: GraphStore, home: WorldMemory) -> None:

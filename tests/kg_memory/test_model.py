@@ -83,10 +83,10 @@ def test_delta_normalizes_and_inverts() -> None:
 def test_update_json_round_trip_and_validation() -> None:
     issue = Issue(IssueCode.FUNCTIONAL, F("(on mug_1 sofa)"), "mug_1 can be in only one place; remove one")
     update = Update(
-        "home",
-        "nl",
-        Delta(add={F("(on mug_1 sofa)")}),
-        "rejected",
+        memory="home",
+        source="nl",
+        delta=Delta(add={F("(on mug_1 sofa)")}),
+        status="rejected",
         input="on the sofa",  # type: ignore[arg-type]
         issues=(issue,),
         meta={"retries": 2},
@@ -94,13 +94,13 @@ def test_update_json_round_trip_and_validation() -> None:
     assert Update.from_json(update.to_json()) == update
     assert Update.from_json(update.to_json()).meta == {"retries": 2}
     with pytest.raises(InvalidValue, match="must carry its reasons"):
-        Update("home", "nl", Delta(), UpdateStatus.REJECTED)  # type: ignore[arg-type]
+        Update(memory="home", source="nl", delta=Delta(), status=UpdateStatus.REJECTED)  # type: ignore[arg-type]
     with pytest.raises(InvalidValue, match="timezone"):
-        Update("home", "nl", Delta(), UpdateStatus.NOOP, time=datetime(2026, 1, 1))  # type: ignore[arg-type]
+        Update(memory="home", source="nl", delta=Delta(), status=UpdateStatus.NOOP, time=datetime(2026, 1, 1))  # type: ignore[arg-type]
     with pytest.raises(InvalidValue, match="JSON"):
-        Update("home", "nl", Delta(), UpdateStatus.NOOP, meta={"x": object()})  # type: ignore[arg-type]
+        Update(memory="home", source="nl", delta=Delta(), status=UpdateStatus.NOOP, meta={"x": object()})  # type: ignore[arg-type]
     with pytest.raises(ValueError):
-        Update("home", "gossip", Delta(), UpdateStatus.NOOP)  # type: ignore[arg-type]
+        Update(memory="home", source="gossip", delta=Delta(), status=UpdateStatus.NOOP)  # type: ignore[arg-type]
 
 
 def test_unchecked_facts_equal_checked_ones() -> None:

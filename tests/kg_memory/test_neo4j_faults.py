@@ -54,13 +54,20 @@ def _apply_toggle(store: GraphStore, domains: DomainRegistry) -> object:
 
 
 def _commit_directly(store: GraphStore, domains: DomainRegistry) -> object:
-    update = Update("home", UpdateSource.API, Delta(add={Fact("light_on", ("lamp_1",))}), UpdateStatus.APPLIED)
+    update = Update(
+        memory="home",
+        source=UpdateSource.API,
+        delta=Delta(add={Fact("light_on", ("lamp_1",))}),
+        status=UpdateStatus.APPLIED,
+    )
     return store.commit(update, expected_version=0)
 
 
 def _record_directly(store: GraphStore, domains: DomainRegistry) -> object:
     issue = Issue(IssueCode.UNKNOWN_ENTITY, None, "no such lamp")
-    return store.record(Update("home", UpdateSource.API, Delta(), UpdateStatus.REJECTED, issues=(issue,)))
+    return store.record(
+        Update(memory="home", source=UpdateSource.API, delta=Delta(), status=UpdateStatus.REJECTED, issues=(issue,))
+    )
 
 
 UNREACHABLE_OPERATIONS: dict[str, Callable[[GraphStore, DomainRegistry], object]] = {
@@ -180,11 +187,16 @@ def _lamp_batch(batch: int) -> tuple[tuple[Entity, ...], frozenset[Fact]]:
 
 def _commit_next_batch(store: GraphStore, memory: str, batch: int, version: int) -> Update:
     lamps, facts = _lamp_batch(batch)
-    update = Update(memory, UpdateSource.SENSOR, Delta(add=facts, new_entities=lamps), UpdateStatus.APPLIED)
+    update = Update(
+        memory=memory,
+        source=UpdateSource.SENSOR,
+        delta=Delta(add=facts, new_entities=lamps),
+        status=UpdateStatus.APPLIED,
+    )
     return store.commit(update, expected_version=version)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Writer:
     memory: WorldMemory
     acked: list[Update] = field(default_factory=list)
@@ -228,7 +240,7 @@ def test_neo4j_killed_mid_update_keeps_last_committed_state(
 
     gate = _CommitGate(pause_at=2)  # the second batch's commit, once the first is acknowledged
     gate.install(monkeypatch)
-    writer = _Writer(memory)
+    writer = _Writer(memory=memory)
     thread = threading.Thread(target=writer.run, daemon=True)
     thread.start()
     assert gate.mid_commit.wait(120), f"the writer did not reach its second commit ({writer.error!r})"
@@ -345,7 +357,13 @@ def test_neo4j_write_to_memory_deleted_meanwhile_raises_unknown_memory(
         try:
             outcome.append(
                 neo4j_store.record(
-                    Update(memory.name, UpdateSource.API, Delta(), UpdateStatus.REJECTED, issues=(issue,))
+                    Update(
+                        memory=memory.name,
+                        source=UpdateSource.API,
+                        delta=Delta(),
+                        status=UpdateStatus.REJECTED,
+                        issues=(issue,),
+                    )
                 )
             )
         except Exception as exc:

@@ -195,24 +195,37 @@ def test_stale_expected_version_raises_and_writes_nothing(home: WorldMemory) -> 
 
 def test_store_commit_checks_version_and_applicability(store: GraphStore, home: WorldMemory) -> None:
     before = (home.facts(), home.version, len(home.history()))
-    good = Update(home.name, UpdateSource.API, Delta(add={F("(light_on lamp_1)")}), UpdateStatus.APPLIED)
+    good = Update(
+        memory=home.name,
+        source=UpdateSource.API,
+        delta=Delta(add={F("(light_on lamp_1)")}),
+        status=UpdateStatus.APPLIED,
+    )
     with pytest.raises(VersionConflict):
         store.commit(good, expected_version=5)
     # half of this delta is fine, half is not: nothing may be written
     bad = Update(
-        home.name,
-        UpdateSource.API,
-        Delta(add={F("(light_on lamp_1)")}, remove={F("(on book_1 table_1)")}),
-        UpdateStatus.APPLIED,
+        memory=home.name,
+        source=UpdateSource.API,
+        delta=Delta(add={F("(light_on lamp_1)")}, remove={F("(on book_1 table_1)")}),
+        status=UpdateStatus.APPLIED,
     )
     with pytest.raises(NotApplicable):
         store.commit(bad, expected_version=1)
     present = Update(
-        home.name, UpdateSource.API, Delta(add={F("(light_on lamp_1)"), F("(on mug_1 table_1)")}), UpdateStatus.APPLIED
+        memory=home.name,
+        source=UpdateSource.API,
+        delta=Delta(add={F("(light_on lamp_1)"), F("(on mug_1 table_1)")}),
+        status=UpdateStatus.APPLIED,
     )
     with pytest.raises(NotApplicable):
         store.commit(present, expected_version=1)
-    ghost = Update(home.name, UpdateSource.API, Delta(add={F("(on ghost_1 table_1)")}), UpdateStatus.APPLIED)
+    ghost = Update(
+        memory=home.name,
+        source=UpdateSource.API,
+        delta=Delta(add={F("(on ghost_1 table_1)")}),
+        status=UpdateStatus.APPLIED,
+    )
     with pytest.raises(NotApplicable):
         store.commit(ghost, expected_version=1)
     assert (home.facts(), home.version, len(home.history())) == before

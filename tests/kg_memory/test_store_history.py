@@ -202,7 +202,17 @@ def _grow_raw(store: GraphStore, memory: WorldMemory, moves: int) -> datetime:
         delta = Delta(remove={away}, add={to})
         when = start + timedelta(microseconds=n)
         updates.append(
-            Update(memory.name, UpdateSource.API, delta, UpdateStatus.APPLIED, "", (), version, seq, time=when)
+            Update(
+                memory=memory.name,
+                source=UpdateSource.API,
+                delta=delta,
+                status=UpdateStatus.APPLIED,
+                input="",
+                issues=(),
+                version=version,
+                seq=seq,
+                time=when,
+            )
         )
         if version % store.checkpoint_every == 0:
             checkpoints.append(Checkpoint(version, entities, (base - {places[0]}) | {to}))

@@ -256,7 +256,7 @@ OPEN = Atom("open", ("?c",))
 
 
 def test_an_atom_deleted_and_added_ends_up_true(household: Domain, world: World) -> None:
-    reopen = ActionSchema("reopen", C, effects=(Effect(OPEN, False), Effect(OPEN, True)))
+    reopen = ActionSchema(name="reopen", parameters=C, effects=(Effect(OPEN, False), Effect(OPEN, True)))
     evaluator = ActionEvaluator(_with_actions(household, reopen))
     assert evaluator.check(act("(reopen washer_1)"), world).delta == Delta(add=facts("(open washer_1)"))
     assert evaluator.check(act("(reopen washer_2)"), world).delta.is_empty  # already open: no change
@@ -264,10 +264,12 @@ def test_an_atom_deleted_and_added_ends_up_true(household: Domain, world: World)
 
 def test_effect_conditions_are_read_before_the_action(household: Domain, world: World) -> None:
     toggle = ActionSchema(
-        "toggle", C, effects=(Effect(OPEN, False, condition=OPEN), Effect(OPEN, True, condition=Not(OPEN)))
+        name="toggle",
+        parameters=C,
+        effects=(Effect(OPEN, False, condition=OPEN), Effect(OPEN, True, condition=Not(OPEN))),
     )
     wet_if_open = Effect(Atom("wet", ("sock_1",)), False, condition=OPEN)
-    open_and_dry = ActionSchema("open_and_dry", C, effects=(Effect(OPEN, True), wet_if_open))
+    open_and_dry = ActionSchema(name="open_and_dry", parameters=C, effects=(Effect(OPEN, True), wet_if_open))
     evaluator = ActionEvaluator(_with_actions(household, toggle, open_and_dry))
     assert evaluator.check(act("(toggle washer_1)"), world).delta == Delta(add=facts("(open washer_1)"))
     assert evaluator.check(act("(toggle washer_2)"), world).delta == Delta(remove=facts("(open washer_2)"))
