@@ -23,7 +23,7 @@ UNMAPPED = -1
 Assignment = tuple[int, ...]  # entity index per query node, UNMAPPED where none
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MatchParams:
     """Knobs of the search; the defaults suit all-MiniLM-L6-v2 cosine similarities.
 
@@ -58,7 +58,7 @@ class MatchParams:
             raise InvalidParameters("search", asdict(self), "; ".join(problems))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SearchInput:
     query: QueryGraph
     names: Sequence[str]

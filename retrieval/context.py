@@ -38,7 +38,7 @@ class Provenance:
         return {"found": self.found.value, "distance": self.distance, "score": self.score, "node": self.query_node}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Context:
     """Entities and facts, nearest and best-matched first, with provenance per entity.
 

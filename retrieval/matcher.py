@@ -53,7 +53,7 @@ class Alternative:
     score: float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MatchResult:
     """The best mapping found (query node id -> entity name) and how it was found.
 

@@ -74,7 +74,14 @@ def _neighbourhood_context(
     provenance = {
         name: seeds.get(name) or Provenance(Found.NEIGHBOUR, distance=hood.distance.get(name)) for name in hood.entities
     }
-    return Context(retriever, hood.entities, hood.facts, provenance, hood.truncated, match=match)
+    return Context(
+        retriever=retriever,
+        entities=hood.entities,
+        facts=hood.facts,
+        provenance=provenance,
+        truncated=hood.truncated,
+        match=match,
+    )
 
 
 class FullRetriever:
@@ -88,7 +95,12 @@ class FullRetriever:
     def retrieve(self, memory: WorldMemory, *, names: Sequence[str] = (), query: QueryGraph | None = None) -> Context:
         entities = memory.entities()
         facts = sorted(memory.facts(), key=lambda f: (f.predicate, f.args))
-        return Context(self.name, entities, tuple(facts), dict.fromkeys(entities, Provenance(Found.ALL)))
+        return Context(
+            retriever=self.name,
+            entities=entities,
+            facts=tuple(facts),
+            provenance=dict.fromkeys(entities, Provenance(Found.ALL)),
+        )
 
 
 class EntityRetriever:
