@@ -132,7 +132,7 @@ def objects_binding(names: tuple[str, ...], types: tuple[str, ...]) -> Bindings:
     return bindings
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Candidates:
     """Bindings of quantified variables read off the facts about one already-bound term.
 
@@ -157,7 +157,7 @@ class _Candidates:
             if isinstance(atom, Atom) and set(names) <= set(atom.terms):
                 anchors = [t for t in atom.terms if t not in names and (t in scope or not t.startswith("?"))]
                 if anchors:
-                    return cls(atom.predicate, atom.terms, anchors[0], names, types)
+                    return cls(predicate=atom.predicate, terms=atom.terms, anchor=anchors[0], names=names, types=types)
         return None
 
     def bindings(self, world: World, env: Env) -> Iterator[Env]:

@@ -85,7 +85,7 @@ class StepOutcome:
     reasons: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PlanOutcome:
     """A plan's run: the steps up to and including the first that fails, and the world it left.
 
@@ -189,13 +189,28 @@ class ActionEvaluator:
             steps.append(outcome)
             if not outcome.applicable:
                 reached = None if goal is None else False
-                return PlanOutcome(False, tuple(steps), index, current, reached, cost=cost)
+                return PlanOutcome(
+                    executable=False,
+                    steps=tuple(steps),
+                    failed_at=index,
+                    world=current,
+                    goal_reached=reached,
+                    cost=cost,
+                )
             cost += self.cost(action, current) or 0.0
         if goal is None:
-            return PlanOutcome(True, tuple(steps), None, current, cost=cost)
+            return PlanOutcome(executable=True, steps=tuple(steps), failed_at=None, world=current, cost=cost)
         reached = self.evaluate(goal, current)
         why = () if reached else tuple(f"goal: {w.english} — {w.literal} is false" for w in self._why(goal, current))
-        return PlanOutcome(True, tuple(steps), None, current, reached, why, cost)
+        return PlanOutcome(
+            executable=True,
+            steps=tuple(steps),
+            failed_at=None,
+            world=current,
+            goal_reached=reached,
+            goal_reasons=why,
+            cost=cost,
+        )
 
     def _why(self, formula: Formula, world: World) -> list[Why]:
         return Explainer(self.domain, world).why(formula, {})

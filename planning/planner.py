@@ -34,7 +34,7 @@ class PlanStatus(enum.StrEnum):
     ERROR = "error"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PlanResult:
     """One planner call. ``parse_seconds`` is reading the PDDL into a problem; ``plan_seconds``
     is the engine (writing its input files, the planner's process, reading the plan back).
@@ -112,9 +112,24 @@ def solve(
         left = timeout - (parsed - started)
         if left <= 0:
             message = f"reading problem {problem.name} took the whole {timeout:g} s"
-            return PlanResult(PlanStatus.TIMEOUT, (), planner, parsed - started, 0.0, message)
+            return PlanResult(
+                status=PlanStatus.TIMEOUT,
+                plan=(),
+                planner=planner,
+                parse_seconds=parsed - started,
+                plan_seconds=0.0,
+                message=message,
+            )
         status, plan, cost, message = _run(planner, problem, left)
-    return PlanResult(status, plan, planner, parsed - started, time.perf_counter() - parsed, message, cost)
+    return PlanResult(
+        status=status,
+        plan=plan,
+        planner=planner,
+        parse_seconds=parsed - started,
+        plan_seconds=time.perf_counter() - parsed,
+        message=message,
+        cost=cost,
+    )
 
 
 _FD_STATUS = {"solved": PlanStatus.SOLVED, "unsolvable": PlanStatus.UNSOLVABLE, "timeout": PlanStatus.TIMEOUT}
@@ -134,13 +149,24 @@ def _solve_text(domain: Domain, problem_text: str, planner: str, timeout: float)
         note = ""
         if outcome.code == 23:  # the deadline stopped an anytime search: this is its best plan so far
             note = f"the best of {outcome.plans} plans found before the {timeout:.3g} s deadline; not proven optimal"
-        return PlanResult(status, outcome.plan, planner, 0.0, outcome.seconds, note, length, optimal)
+        return PlanResult(
+            status=status,
+            plan=outcome.plan,
+            planner=planner,
+            parse_seconds=0.0,
+            plan_seconds=outcome.seconds,
+            message=note,
+            cost=length,
+            optimal=optimal,
+        )
     name = match.group(1) if (match := _PROBLEM_NAME.search(problem_text)) else "?"
     message = {
         PlanStatus.UNSOLVABLE: f"{planner} found no plan for {name}",
         PlanStatus.TIMEOUT: f"{planner} ran out of its {timeout:.3g} s on problem {name}",
     }.get(status, f"{planner} failed on problem {name}: {detail}")
-    return PlanResult(status, (), planner, 0.0, outcome.seconds, message)
+    return PlanResult(
+        status=status, plan=(), planner=planner, parse_seconds=0.0, plan_seconds=outcome.seconds, message=message
+    )
 
 
 def _check_planner(planner: str) -> None:

@@ -34,7 +34,7 @@ _Scope = Mapping[str, str]  # variable (without '?') -> type
 _Fact = tuple[str, tuple[str, ...]]  # a fact of the state as (predicate, args)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Reachability:
     """The fixpoint over one state: what can become true, and which types have objects."""
 
@@ -74,7 +74,9 @@ def analyse(domain: Domain, objects: Mapping[str, str], predicates_true: Iterabl
                 enabled.add(name)
                 reachable |= _adds(action)
                 changed = True
-    return Reachability(domain, everything, initial, frozenset(reachable), frozenset(enabled))
+    return Reachability(
+        domain=domain, objects=everything, initial=initial, reachable=frozenset(reachable), enabled=frozenset(enabled)
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
