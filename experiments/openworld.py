@@ -56,7 +56,7 @@ def run_task(index: int, open_world: bool, fraction: float, folder: Path) -> dic
     record = Runtime(memory, env, None, config).step().task
     seconds = time.perf_counter() - started
     assert record is not None
-    exploring = sum(int(e.get("actions", 0)) for e in record.exploration)
+    exploring = sum(e.actions for e in record.exploration)
     store.close()
     return {
         "task": index,

@@ -33,7 +33,7 @@ def _left(deadline: float | None) -> float:
     return float("inf") if deadline is None else deadline - time.monotonic()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TierAttempt:
     """One planner call: on what context, with what outcome, and why it was not good enough."""
 
@@ -52,14 +52,14 @@ class TierAttempt:
         return self.valid is True
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TieredPlan:
     """The outcome: a plan valid in the full state (from ``tier``), or the last tier's status."""
 
     status: PlanStatus
-    plan: tuple[GroundAction, ...]
-    tier: str | None
-    attempts: tuple[TierAttempt, ...]
+    plan: tuple[GroundAction, ...] = ()
+    tier: str | None = None
+    attempts: tuple[TierAttempt, ...] = ()
     cost: float | None = None  # the plan's cost in the full state (its length without action costs)
     optimal: bool = False  # proven cheapest for the whole state, not just for a pruned context
     note: str = ""  # why a plan asked to be optimal is not proven so (the deadline, a pruned context)
@@ -184,7 +184,7 @@ class TieredPlanner:
         ``optimal`` false and why.
         """
         if self.evaluator.evaluate(goal, world):
-            return TieredPlan(PlanStatus.SOLVED, (), HOLDS, ())
+            return TieredPlan(status=PlanStatus.SOLVED, tier=HOLDS)
         incumbent = self._satisficing(world, goal, first, deadline, DEFAULT_PLANNER) if self.optimal else None
         result = self._tiers(world, goal, first, anchors, full_state, deadline)
         if incumbent is None:
@@ -202,8 +202,15 @@ class TieredPlanner:
             f"the optimal search found no plan before the deadline ({why}); this is the best plan the satisficing "
             "searches found, not proven cheapest"
         )
-        cost = self._cost(world, incumbent)
-        return TieredPlan(PlanStatus.SOLVED, incumbent.result.plan, incumbent.tier, attempts, cost, False, note)
+        return TieredPlan(
+            status=PlanStatus.SOLVED,
+            plan=incumbent.result.plan,
+            tier=incumbent.tier,
+            attempts=attempts,
+            cost=self._cost(world, incumbent),
+            optimal=False,
+            note=note,
+        )
 
     def _tiers(
         self,
@@ -219,7 +226,7 @@ class TieredPlanner:
         predicates = formula_predicates(goal)
         for tier in TIERS:
             if _left(deadline) <= 0:
-                return TieredPlan(PlanStatus.TIMEOUT, (), None, tuple(attempts))
+                return TieredPlan(status=PlanStatus.TIMEOUT, attempts=tuple(attempts))
             if tier == "widened":
                 context = widen(world, first, goal, predicates, anchors)
             elif tier == "full":
@@ -233,7 +240,7 @@ class TieredPlanner:
             built = time.perf_counter() - started
             timeout = min(self.timeout, _left(deadline))
             if timeout <= 0:
-                return TieredPlan(PlanStatus.TIMEOUT, (), None, tuple(attempts))
+                return TieredPlan(status=PlanStatus.TIMEOUT, attempts=tuple(attempts))
             sizes = (len(entities), len(context.facts))
             attempt, failing = self._attempt(tier, world, goal, sizes, text, built, timeout)
             attempts.append(attempt)
@@ -243,11 +250,11 @@ class TieredPlanner:
                 break  # the request's time is up: a wider problem would only take longer
             predicates |= failing
         if not attempts:
-            return TieredPlan(PlanStatus.UNSOLVABLE, (), None, ())
+            return TieredPlan(status=PlanStatus.UNSOLVABLE)
         last = attempts[-1]
         # a plan that even the last tier could not make valid is an error, not proof of unsolvability
         status = PlanStatus.ERROR if last.result.solved else last.result.status
-        return TieredPlan(status, (), None, tuple(attempts))
+        return TieredPlan(status=status, attempts=tuple(attempts))
 
     def _solved(
         self,
@@ -281,7 +288,15 @@ class TieredPlanner:
                 f"proven cheapest only for the {tier} context; the whole state was not searched to the end"
                 + (f" ({last.message})" if last.message and last is not result else "")
             )
-        return TieredPlan(PlanStatus.SOLVED, result.plan, tier, tuple(attempts), self._cost(world, best), proven, note)
+        return TieredPlan(
+            status=PlanStatus.SOLVED,
+            plan=result.plan,
+            tier=tier,
+            attempts=tuple(attempts),
+            cost=self._cost(world, best),
+            optimal=proven,
+            note=note,
+        )
 
     def _cost(self, world: World, attempt: TierAttempt) -> float:
         return self.evaluator.plan_cost(attempt.result.plan, world)
@@ -318,14 +333,37 @@ class TieredPlanner:
         *,
         planner: str | None = None,
     ) -> tuple[TierAttempt, set[str]]:
+        objects, facts = sizes
         result = solve(self.domain, text, planner or self.planner, timeout)
         if not result.solved:
             reason = result.message or f"the planner returned {result.status.value}"
-            return TierAttempt(tier, *sizes, result, None, reason, text, built, 0.0), set()
+            unplanned = TierAttempt(
+                tier=tier,
+                objects=objects,
+                facts=facts,
+                result=result,
+                valid=None,
+                reason=reason,
+                problem=text,
+                build_seconds=built,
+                validate_seconds=0.0,
+            )
+            return unplanned, set()
         checked = time.perf_counter()
         outcome = self.evaluator.validate(result.plan, world, goal)
         validated = time.perf_counter() - checked
         valid = outcome.executable and bool(outcome.goal_reached)
         reason = "" if valid else "the plan fails in the full state: " + "; ".join(outcome.reasons)
         failing = _failing_action_predicates(self.domain, result.plan, outcome.failed_at)
-        return TierAttempt(tier, *sizes, result, valid, reason, text, built, validated), failing
+        attempt = TierAttempt(
+            tier=tier,
+            objects=objects,
+            facts=facts,
+            result=result,
+            valid=valid,
+            reason=reason,
+            problem=text,
+            build_seconds=built,
+            validate_seconds=validated,
+        )
+        return attempt, failing

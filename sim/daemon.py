@@ -118,7 +118,13 @@ def run_daemon(
             steps.append(runtime.step())
             live.update(_summary(steps, label))
     first = steps[0].version_before if steps else memory.version
-    report = RunReport(memory.name, first, memory.version, tuple(steps), runtime.stopping)
+    report = RunReport(
+        memory=memory.name,
+        start_version=first,
+        end_version=memory.version,
+        steps=tuple(steps),
+        stopped=runtime.stopping,
+    )
     return DaemonRun(report, label, time.perf_counter() - started)
 
 

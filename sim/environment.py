@@ -8,6 +8,7 @@ from collections import deque
 from collections.abc import Callable
 
 from kg_memory.model import Delta, Fact
+from l3mp.outcomes import Question
 from l3mp.runtime import TaskRequest
 from perception.observation import Observation
 from planning.evaluator import GroundAction, StepOutcome
@@ -51,7 +52,7 @@ class SimEnvironment:
         self._tasks: deque[TaskRequest] = deque()
         self._goals: dict[str, str] = {}  # task id -> its true goal, for judging
         self._last: GroundAction | None = None
-        self.questions: list[tuple[TaskRequest, tuple[dict[str, object], ...]]] = []  # what the robot asked back
+        self.questions: list[tuple[TaskRequest, tuple[Question, ...]]] = []  # what the robot asked back
 
     # -- feeding it -------------------------------------------------------------------------------
 
@@ -113,7 +114,7 @@ class SimEnvironment:
                 self._happened(event)
         self._last = None
 
-    def ask(self, task: TaskRequest, questions: tuple[dict[str, object], ...]) -> None:
+    def ask(self, task: TaskRequest, questions: tuple[Question, ...]) -> None:
         """The robot's questions about ``task`` (open world), kept for whoever asked."""
         self.questions.append((task, questions))
 
@@ -154,7 +155,14 @@ def relocate(sim: Simulator, item: str, rng: random.Random) -> Event | None:
     world.apply(delta)
     item_label, target_label = home.by_name[item].label or item, home.by_name[target].label or target
     text = f"Someone moved the {item_label} to the {target_label}."
-    return Event("item_moved", "item", delta, text, "exact", (item, where.args[1], target))
+    return Event(
+        kind="item_moved",
+        category="item",
+        delta=delta,
+        text=text,
+        vagueness="exact",
+        entities=(item, where.args[1], target),
+    )
 
 
 def _open(sim: Simulator, receptacle: str) -> bool:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from l3mp.pipelines.plans import INVALID_GOAL, INVALID_REQUEST, PlanReport
+from l3mp.outcomes import PlanOutcome
+from l3mp.pipelines.plans import PlanReport
 from planning import check_goal
 from sim import Simulator, Task
 
@@ -57,7 +58,7 @@ def judge_plan(sim: Simulator, task: Task, reference: tuple[str, ...], report: P
 
 
 def _classify(sim: Simulator, task: Task, report: PlanReport) -> tuple[str, str]:
-    if report.status in (INVALID_GOAL, INVALID_REQUEST):
+    if report.status in (PlanOutcome.INVALID_GOAL, PlanOutcome.INVALID_REQUEST):
         return "goal_error", "; ".join(report.issues) or report.status
     if not report.solved:
         return "no_plan", f"{report.status}: " + ("; ".join(report.issues) or "the planner found no plan")

@@ -8,30 +8,57 @@
     l3mp plan "Bring the glass to Irene" --memory home --open-world --json
     l3mp plan "Bring the glass to Irene" --memory home --open-world --answer "the glass=glass_2"
 
-Exit codes: 0 solved, 2 not solved (unsolvable, timeout, invalid goal or request), 1 errors;
-open world: 3 needs_information (questions in --json), 4 impossible (issues name the gaps),
-5 needs_exploration (the plan is an information-gathering sub-goal's).
+Its exit code says the plan's outcome (:data:`EXIT_CODES`, listed in ``l3mp plan --help``); 1 is an
+error, as for every command.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
 
 from l3mp.cli._base import CliState, json_option, pass_state
+from l3mp.outcomes import PlanOutcome
 from retrieval.retrievers import RETRIEVERS
 
 if TYPE_CHECKING:
     from kg_memory import WorldMemory
+    from l3mp._json import JSONObject
     from l3mp.pipelines import PlanReport
 
 
-@click.command()
+# The one mapping of outcomes to exit codes (1 stays the code of an error).
+EXIT_CODES: Mapping[PlanOutcome, int] = MappingProxyType(
+    {
+        PlanOutcome.SOLVED: 0,
+        PlanOutcome.UNSOLVABLE: 2,
+        PlanOutcome.TIMEOUT: 2,
+        PlanOutcome.ERROR: 2,
+        PlanOutcome.INVALID_REQUEST: 2,
+        PlanOutcome.INVALID_GOAL: 2,
+        PlanOutcome.NEEDS_INFORMATION: 3,  # the questions are in --json
+        PlanOutcome.IMPOSSIBLE: 4,  # the issues name the gaps
+        PlanOutcome.NEEDS_EXPLORATION: 5,  # the plan is an information-gathering sub-goal's
+    }
+)
+
+
+def _exit_codes_help() -> str:
+    by_code: dict[int, list[str]] = {1: ["an error"]}
+    for outcome, code in EXIT_CODES.items():
+        by_code.setdefault(code, []).append(outcome.value)
+    lines = [f"{code}  {', '.join(names)}" for code, names in sorted(by_code.items())]
+    return "\b\nExit codes:\n" + "\n".join(lines)
+
+
+@click.command(epilog=_exit_codes_help())
 @click.argument("request", default="")
 @click.option("--memory", required=True)
 @click.option("--goal", help="a PDDL goal formula")
@@ -106,10 +133,7 @@ def plan(
         sys.stdout.write(json.dumps(record, indent=2) + "\n")
     else:
         _print(state, report, record)
-    return EXIT_CODES.get(report.status, 0 if report.solved else 2)
-
-
-EXIT_CODES = {"needs_information": 3, "impossible": 4, "needs_exploration": 5}
+    return EXIT_CODES[report.status]
 
 
 def _answers(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -128,7 +152,7 @@ def _goal_of(memory: WorldMemory, text: str, path: Path) -> str:
     return read_problem(memory.domain, text, str(path)).goal_text
 
 
-def _print(state: CliState, report: PlanReport, record: dict[str, Any]) -> None:
+def _print(state: CliState, report: PlanReport, record: JSONObject) -> None:
     from planning import numbered
 
     console = state.console
@@ -143,7 +167,7 @@ def _print(state: CliState, report: PlanReport, record: dict[str, Any]) -> None:
     for issue in report.issues:
         console.print(f"  - {issue}", markup=False)
     for question in report.questions:
-        console.print(f"  ? {json.dumps(dict(question))}", markup=False)
+        console.print(f"  ? {json.dumps(question.to_json())}", markup=False)
     if "validation" in record:
         console.print(f"validated against the problem file: {record['validation']}", markup=False)
     timings = ", ".join(f"{k} {v:.2f} s" for k, v in report.timings.items())

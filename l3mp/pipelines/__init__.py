@@ -12,7 +12,6 @@ from l3mp.pipelines.sensor_update import SensorResult, SensorUpdater
 
 __all__ = [
     "AnswerProblem",
-    "PipelineError",
     "DomainClash",
     "Exchange",
     "ImportFailed",
@@ -21,6 +20,7 @@ __all__ = [
     "NLUpdateConfig",
     "NLUpdateResult",
     "NLUpdater",
+    "PipelineError",
     "PlanConfig",
     "PlanReport",
     "Reply",

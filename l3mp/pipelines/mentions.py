@@ -12,10 +12,10 @@ import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from kg_memory.domain import Domain
 from kg_memory.model import Entity
+from l3mp.outcomes import Ambiguous, Question, Unrecognised
 
 _STOP = frozenset(
     {"the", "a", "an", "my", "your", "his", "her", "their", "our", "its", "me", "some", "this", "that"}
@@ -46,11 +46,11 @@ class Resolution:
     closest: tuple[str, ...] = ()  # none good enough: the nearest names
 
     @property
-    def question(self) -> dict[str, Any] | None:
+    def question(self) -> Question | None:
         if self.candidates:
-            return {"about": self.mention, "candidates": list(self.candidates)}
+            return Ambiguous(about=self.mention, candidates=self.candidates)
         if self.chosen is None:
-            return {"unknown": self.mention, "closest": list(self.closest)}
+            return Unrecognised(unknown=self.mention, closest=self.closest)
         return None
 
 

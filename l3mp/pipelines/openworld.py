@@ -19,19 +19,19 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
 from kg_memory.errors import InvalidValue
 from kg_memory.memory import WorldMemory
 from kg_memory.model import UpdateStatus
 from kg_memory.unknowns import Unknown, unknown_locations
 from l3mp.llm.base import LanguageModel, Usage
+from l3mp.outcomes import ExplorationStep, NotFound, PlanOutcome, Question
 from l3mp.pipelines.errors import AnswerProblem
 from l3mp.pipelines.exchange import Exchange, ask_parsed
 from l3mp.pipelines.mentions import resolve
-from l3mp.pipelines.plans import NEEDS_EXPLORATION, NEEDS_INFORMATION, PlanConfig, PlanReport, TaskPlanner, world_of
+from l3mp.pipelines.plans import PlanConfig, PlanReport, TaskPlanner, world_of
 from l3mp.prompts import MentionsInput, mentions
-from planning.explore import Place, search_places, usual_places
+from planning.explore import search_places, usual_places
 from planning.goal_reader import parse_goal
 from planning.problem import goal_objects
 from retrieval import Retriever
@@ -51,7 +51,7 @@ class OpenWorldConfig:
             raise InvalidValue("open-world config", self, "threshold in (0, 1], margin in [0, 1), closest ≥ 1")
 
 
-def _mention_list(data: Any) -> list[str]:
+def _mention_list(data: object) -> list[str]:
     found = data.get("mentions") if isinstance(data, dict) else None
     if not isinstance(found, list) or not all(isinstance(m, str) for m in found):
         raise AnswerProblem(['answer {"mentions": [...]} with the phrases the request uses'])
@@ -88,16 +88,19 @@ class OpenWorldPlanner:
         if goal is None and self.model is not None and request.strip():
             questions, notes, usage = self._resolve(request, self.model, dict(answers or {}))
             if questions:
-                issues = tuple(_sentence(q) for q in questions)
-                seconds = {"total": time.perf_counter() - started}
                 return PlanReport(
-                    NEEDS_INFORMATION, request, None, questions=questions, issues=issues, usage=usage, timings=seconds
+                    status=PlanOutcome.NEEDS_INFORMATION,
+                    request=request,
+                    questions=questions,
+                    issues=tuple(q.sentence() for q in questions),
+                    usage=usage,
+                    timings={"total": time.perf_counter() - started},
                 )
         report = self.tasks.plan(request, goal=goal, notes=notes)
         report = replace(report, usage=report.usage + usage)
         unknowns = self._unknowns()
-        report = replace(report, unknowns=tuple(u.to_json() for u in unknowns))
-        if report.solved or report.goal is None or report.status not in ("unsolvable", "timeout"):
+        report = replace(report, unknowns=unknowns)
+        if report.goal is None or report.status not in (PlanOutcome.UNSOLVABLE, PlanOutcome.TIMEOUT):
             return report
         wanted = goal_objects(parse_goal(report.goal))
         missing = [u for u in unknowns if u.entity.name in wanted]
@@ -109,7 +112,7 @@ class OpenWorldPlanner:
 
     def _resolve(
         self, request: str, model: LanguageModel, answers: dict[str, str]
-    ) -> tuple[tuple[dict[str, Any], ...], tuple[str, ...], Usage]:
+    ) -> tuple[tuple[Question, ...], tuple[str, ...], Usage]:
         entities = {n: e for n, e in self.memory.entities().items() if n not in self.memory.domain.constants}
         for mention, name in answers.items():
             if name not in entities:
@@ -119,7 +122,7 @@ class OpenWorldPlanner:
         )
         asked = ask_parsed(exchange, _mention_list, 1)
         said = {m.strip().lower(): n for m, n in answers.items()}
-        questions: list[dict[str, Any]] = []
+        questions: list[Question] = []
         notes = [f"'{m}' means {n} ({entities[n].label or n})" for m, n in answers.items()]
         for mention in asked.value or ():
             if mention.strip().lower() in said:
@@ -149,16 +152,17 @@ class OpenWorldPlanner:
         usual = usual_places(world, item.entity.type, [*placed, *state.facts])
         last = item.last_seen.place if item.last_seen else None
         places = search_places(world, robot=self.config.robot, last_seen=last, usual=usual, explored=explored)
-        tried: list[dict[str, Any]] = []
+        tried: list[ExplorationStep] = []
         planning = 0.0  # the sub-goals' planner time, reported apart from the end goal's
         for place in places:
             sub = self.tasks.plan(f"look for {item.entity.name} at {place.name}", goal=place.subgoal(self.config.robot))
             planning += sub.timings.get("world", 0.0) + sub.timings.get("planning", 0.0)
-            tried.append(_subgoal_record(item, place, sub))
+            plan = tuple(str(a) for a in sub.plan)
+            tried.append(ExplorationStep.of(item.entity.name, place, subgoal=sub.goal, status=sub.status, plan=plan))
             if sub.solved and sub.plan:
                 return replace(
                     report,
-                    status=NEEDS_EXPLORATION,
+                    status=PlanOutcome.NEEDS_EXPLORATION,
                     plan=sub.plan,
                     explanation=sub.explanation,
                     tier=sub.tier,
@@ -169,32 +173,15 @@ class OpenWorldPlanner:
                         "total": time.perf_counter() - started,
                     },
                 )
-        question = {"where": item.entity.name, "searched": sorted(set(explored))}
-        issue = f"{item.entity.name} was not found in the {len(set(explored))} place(s) searched; where is it?"
+        question = NotFound(where=item.entity.name, searched=tuple(sorted(set(explored))))
         return replace(
             report,
-            status=NEEDS_INFORMATION,
+            status=PlanOutcome.NEEDS_INFORMATION,
             questions=(question,),
-            issues=(*report.issues, issue),
+            issues=(*report.issues, question.sentence()),
             exploration=tuple(tried),
             timings={**report.timings, "exploration_planning": planning},
         )
-
-
-def _subgoal_record(item: Unknown, place: Place, sub: PlanReport) -> dict[str, Any]:
-    return {
-        "item": item.entity.name,
-        **place.to_json(),
-        "subgoal": sub.goal,
-        "status": sub.status,
-        "plan": [str(a) for a in sub.plan],
-    }
-
-
-def _sentence(question: Mapping[str, Any]) -> str:
-    if "about" in question:
-        return f"'{question['about']}' could mean {', '.join(question['candidates'])}: which one?"
-    return f"nothing in the home matches '{question['unknown']}'; the closest are {', '.join(question['closest'])}"
 
 
 __all__ = ["OpenWorldConfig", "OpenWorldPlanner"]

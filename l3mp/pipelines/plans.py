@@ -12,34 +12,28 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from kg_memory.domain import Domain
 from kg_memory.errors import InvalidValue
+from kg_memory.formula import Formula
 from kg_memory.memory import WorldMemory
 from kg_memory.model import State
+from kg_memory.unknowns import Unknown
+from l3mp._json import JSONObject
 from l3mp.llm.base import Deadline, DeadlinePassed, LanguageModel, PromptTooLong, Usage
-from l3mp.pipelines.context import ModelRetrieval
+from l3mp.outcomes import ExplorationStep, PlanOutcome, Question
+from l3mp.pipelines.context import Fallback, ModelRetrieval
 from l3mp.pipelines.errors import AnswerProblem
-from l3mp.pipelines.exchange import Exchange, ask_parsed, unusable
+from l3mp.pipelines.exchange import Exchange, Parsed, ask_parsed, unusable
 from l3mp.prompts import GoalInput, goal
 from planning import DEFAULT_PLANNER, GroundAction, PlanStatus, World
 from planning.explain import cost_sentence, explain
 from planning.goal_checker import check_goal
 from planning.problem import focused_context, goal_objects
 from planning.reachability import impossible_gaps
-from planning.tiers import TieredPlan, TieredPlanner
+from planning.tiers import TierAttempt, TieredPlan, TieredPlanner
 from retrieval import DEFAULT_RETRIEVER, RETRIEVERS, Retriever, context_unknowns
 from retrieval import retriever as make_retriever
-
-# Outcomes besides the planner's own (solved, unsolvable, timeout, error).
-INVALID_REQUEST = "invalid_request"  # empty or noise, or the model never pointed at a context
-INVALID_GOAL = "invalid_goal"  # the goal never passed the check
-# Open world (see l3mp.pipelines.openworld): a question for the caller; a goal no action can reach.
-NEEDS_INFORMATION = "needs_information"  # ``questions`` say what to settle; ask again with the answers
-IMPOSSIBLE = "impossible"  # ``issues`` name each gap, one sentence each
-NEEDS_EXPLORATION = "needs_exploration"  # ``plan`` is an information-gathering sub-goal's (``exploration``)
-TIMEOUT = "timeout"  # the request's deadline passed (during its model stages or its planning)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +48,7 @@ class PlanConfig:
     deadline: float = 120.0
     full_state: bool = True  # whether the last tier may plan on the whole state
     max_chars: int = 2_000
-    fallback: str = "words"  # when RS gets no usable query graph (see l3mp.pipelines.context)
+    fallback: Fallback = "words"  # when RS gets no usable query graph (see l3mp.pipelines.context)
     optimal: bool = False  # the cheapest plan, proven (A* with LM-cut), within ``timeout`` per search
 
     def __post_init__(self) -> None:
@@ -66,11 +60,11 @@ class PlanConfig:
             raise InvalidValue("plan config", self, "retries must be ≥ 0, timeout > 0 and max_chars ≥ 1")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PlanReport:
-    status: str
+    status: PlanOutcome
     request: str
-    goal: str | None
+    goal: str | None = None
     plan: tuple[GroundAction, ...] = ()
     explanation: tuple[str, ...] = ()
     tier: str | None = None
@@ -78,13 +72,12 @@ class PlanReport:
     tiers: TieredPlan | None = None
     usage: Usage = field(default_factory=Usage)
     timings: Mapping[str, float] = field(default_factory=dict)  # seconds
-    retrieval: Mapping[str, Any] = field(default_factory=dict)
+    retrieval: Mapping[str, object] = field(default_factory=dict)
     version: int = 0  # the memory version the plan was validated against
-    # open world: machine-readable questions, unknown-location entities, exploration sub-goals, stages
-    questions: tuple[Mapping[str, Any], ...] = ()
-    unknowns: tuple[Mapping[str, Any], ...] = ()
-    exploration: tuple[Mapping[str, Any], ...] = ()
-    stages: Mapping[str, Any] | None = None
+    # open world: questions for the caller, unknown-location entities, exploration sub-goals tried
+    questions: tuple[Question, ...] = ()
+    unknowns: tuple[Unknown, ...] = ()
+    exploration: tuple[ExplorationStep, ...] = ()
     cost: float | None = None  # the plan's cost in the full state (its length without action costs)
     optimal: bool = False  # proven cheapest for the whole state
     optimality: str = ""  # why an optimal plan was asked for and this one is not proven so
@@ -92,12 +85,12 @@ class PlanReport:
 
     @property
     def solved(self) -> bool:
-        return self.status == "solved"
+        return self.status is PlanOutcome.SOLVED
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         attempts = self.tiers.attempts if self.tiers else ()
         return {
-            "status": self.status,
+            "status": self.status.value,
             "request": self.request,
             "goal": self.goal,
             "plan": [str(a) for a in self.plan],
@@ -112,32 +105,34 @@ class PlanReport:
             "usage": {"prompt_tokens": self.usage.prompt_tokens, "completion_tokens": self.usage.completion_tokens},
             "timings": {k: round(v, 6) for k, v in self.timings.items()},
             "retrieval": dict(self.retrieval),
-            "questions": [dict(q) for q in self.questions],
-            "unknowns": [dict(u) for u in self.unknowns],
-            "exploration": [dict(e) for e in self.exploration],
-            "stages": dict(self.stages) if self.stages is not None else None,
-            "attempts": [
-                {
-                    "tier": a.tier,
-                    "objects": a.objects,
-                    "facts": a.facts,
-                    "status": a.result.status.value,
-                    "planner": a.result.planner,
-                    "plan": [str(s) for s in a.result.plan],
-                    "valid": a.valid,
-                    "reason": a.reason,
-                    "build_seconds": round(a.build_seconds, 6),
-                    "parse_seconds": round(a.result.parse_seconds, 6),
-                    "plan_seconds": round(a.result.plan_seconds, 6),
-                    "validate_seconds": round(a.validate_seconds, 6),
-                    "problem": a.problem,
-                }
-                for a in attempts
-            ],
+            "questions": [q.to_json() for q in self.questions],
+            "unknowns": [u.to_json() for u in self.unknowns],
+            "exploration": [e.to_json() for e in self.exploration],
+            "stages": None,  # a plan request is never split; the runtime's task records carry stages
+            "attempts": [_attempt_json(a) for a in attempts],
         }
 
 
-def _goal_text(data: Any) -> str:
+def _attempt_json(attempt: TierAttempt) -> JSONObject:
+    result = attempt.result
+    return {
+        "tier": attempt.tier,
+        "objects": attempt.objects,
+        "facts": attempt.facts,
+        "status": result.status.value,
+        "planner": result.planner,
+        "plan": [str(s) for s in result.plan],
+        "valid": attempt.valid,
+        "reason": attempt.reason,
+        "build_seconds": round(attempt.build_seconds, 6),
+        "parse_seconds": round(result.parse_seconds, 6),
+        "plan_seconds": round(result.plan_seconds, 6),
+        "validate_seconds": round(attempt.validate_seconds, 6),
+        "problem": attempt.problem,
+    }
+
+
+def _goal_text(data: object) -> str:
     text = data.get("goal") if isinstance(data, dict) else None
     if not isinstance(text, str) or not text.strip():
         raise AnswerProblem(['answer {"goal": "<PDDL goal formula>"}'])
@@ -172,7 +167,7 @@ class TaskPlanner:
         if goal is not None:
             report = self._plan_goal(request or goal, goal)
         elif (problem := unusable(request, self.config.max_chars)) is not None:
-            report = PlanReport(INVALID_REQUEST, str(request), None, issues=(problem,))
+            report = PlanReport(status=PlanOutcome.INVALID_REQUEST, request=str(request), issues=(problem,))
         elif self.model is None:
             raise InvalidValue("planner model", None, "a request in English needs a language model; pass a PDDL goal")
         else:
@@ -186,7 +181,7 @@ class TaskPlanner:
         state = self.memory.state()
         check = check_goal(text, self.memory.domain, state.entities)
         if check.goal is None or check.issues:
-            return PlanReport(INVALID_GOAL, request, text, issues=check.issues)
+            return PlanReport(status=PlanOutcome.INVALID_GOAL, request=request, goal=text, issues=check.issues)
         timings = {"retrieval": time.perf_counter() - started, "model": 0.0}
         seeds = goal_objects(check.goal)  # the goal names what it is about; no model is needed
         return self._solve(request, str(check.goal), check.goal, seeds, state, timings, Usage(), {})
@@ -198,22 +193,25 @@ class TaskPlanner:
         try:
             return self._plan_within(request, model, deadline, notes)
         except DeadlinePassed as exc:
-            return PlanReport(TIMEOUT, request, None, issues=(str(exc),))
+            return PlanReport(status=PlanOutcome.TIMEOUT, request=request, issues=(str(exc),))
         except PromptTooLong as exc:
-            return PlanReport(INVALID_REQUEST, request, None, issues=(str(exc),))
+            return PlanReport(status=PlanOutcome.INVALID_REQUEST, request=request, issues=(str(exc),))
 
     def _plan_within(
         self, request: str, model: LanguageModel, deadline: Deadline, notes: tuple[str, ...] = ()
     ) -> PlanReport:
         started = time.perf_counter()
-        fallback: Any = self.config.fallback
-        retrieval = ModelRetrieval(self.retriever, model, retries=self.config.retrieval_retries, fallback=fallback)
+        retrieval = ModelRetrieval(
+            self.retriever, model, retries=self.config.retrieval_retries, fallback=self.config.fallback
+        )
         budget = self.config.deadline
         retrieved = retrieval.retrieve(self.memory, request, deadline=deadline, budget=budget, what="plan request")
         usage = sum((e.usage for e in retrieved.exchanges), Usage())
         model_seconds = sum(e.seconds for e in retrieved.exchanges)
         if retrieved.context is None:
-            return PlanReport(INVALID_REQUEST, request, None, issues=retrieved.problems, usage=usage)
+            return PlanReport(
+                status=PlanOutcome.INVALID_REQUEST, request=request, issues=retrieved.problems, usage=usage
+            )
         context = retrieved.context
         state = self.memory.state()
         unknowns = context_unknowns(self.memory, context)
@@ -233,9 +231,8 @@ class TaskPlanner:
         timings = {"retrieval": retrieved.seconds, "model": model_seconds + exchange.seconds}
         if checked.value is None:
             return PlanReport(
-                INVALID_GOAL,
-                request,
-                None,
+                status=PlanOutcome.INVALID_GOAL,
+                request=request,
                 issues=checked.problems,
                 usage=usage,
                 timings=timings,
@@ -247,10 +244,10 @@ class TaskPlanner:
 
     # -- shared steps ----------------------------------------------------------------------------
 
-    def _ask_goal(self, exchange: Exchange, state: State) -> Any:
+    def _ask_goal(self, exchange: Exchange, state: State) -> Parsed[tuple[str, Formula]]:
         domain = self.memory.domain
 
-        def parse(data: Any) -> tuple[str, Any]:
+        def parse(data: object) -> tuple[str, Formula]:
             check = check_goal(_goal_text(data), domain, state.entities)
             if check.goal is None or check.issues:
                 raise AnswerProblem(check.issues or ("the goal could not be read",))
@@ -262,12 +259,12 @@ class TaskPlanner:
         self,
         request: str,
         text: str,
-        formula: Any,
+        formula: Formula,
         seeds: set[str],
         state: State,
         timings: dict[str, float],
         usage: Usage,
-        retrieval: Mapping[str, Any],
+        retrieval: Mapping[str, object],
     ) -> PlanReport:
         started = time.perf_counter()
         domain = self.memory.domain
@@ -276,9 +273,9 @@ class TaskPlanner:
         if gaps:
             timings["planning"] = time.perf_counter() - started
             return PlanReport(
-                IMPOSSIBLE,
-                request,
-                text,
+                status=PlanOutcome.IMPOSSIBLE,
+                request=request,
+                goal=text,
                 issues=gaps,
                 usage=usage,
                 timings=timings,
@@ -300,7 +297,7 @@ class TaskPlanner:
         cost, optimal = tiered.cost, tiered.optimal
         said = cost_sentence(domain, cost, optimal, self.config.optimal) if cost is not None else ""
         return PlanReport(
-            status=tiered.status.value,
+            status=PlanOutcome.of(tiered.status),
             request=request,
             goal=text,
             plan=tiered.plan,

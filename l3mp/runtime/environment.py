@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from kg_memory.model import Fact
+from l3mp.outcomes import Question
 from perception.observation import Observation
 from planning.evaluator import GroundAction, StepOutcome
 
@@ -31,7 +32,7 @@ class TaskRequest:
 class Asker(Protocol):
     """An environment that takes questions back to whoever asked (optional; open-world runtimes use it)."""
 
-    def ask(self, task: TaskRequest, questions: tuple[dict[str, object], ...]) -> None: ...
+    def ask(self, task: TaskRequest, questions: tuple[Question, ...]) -> None: ...
 
 
 @runtime_checkable

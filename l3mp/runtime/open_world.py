@@ -19,16 +19,17 @@ For each task (with ``RuntimeConfig.open_world``), :class:`OpenWorld` is the loo
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
 
 from kg_memory.unknowns import unplaced
+from l3mp.outcomes import PlanOutcome
 from l3mp.pipelines.errors import AnswerProblem
 from l3mp.pipelines.exchange import Exchange, ask_parsed
 from l3mp.pipelines.openworld import OpenWorldPlanner
-from l3mp.pipelines.plans import IMPOSSIBLE, NEEDS_EXPLORATION, NEEDS_INFORMATION, PlanReport
+from l3mp.pipelines.plans import PlanReport
 from l3mp.prompts import StagesInput, stages
 from l3mp.runtime.environment import Asker, TaskRequest
-from l3mp.runtime.records import PlanRecord, TaskRecord, TaskStatus
+from l3mp.runtime.records import ExplorationOutcome, ExplorationRecord, PlanRecord, Stage, TaskRecord, TaskStatus
 from l3mp.runtime.task_loop import TaskLog, TaskLoop, no_plan
 
 
@@ -48,34 +49,36 @@ class OpenWorld:
                 request.text, goal=log.goal, answers=dict(request.answers), explored=self.explored
             )
             log.plans.append(PlanRecord.of(report))
-            if report.status == NEEDS_INFORMATION:
+            if report.status is PlanOutcome.NEEDS_INFORMATION:
                 log.questions = report.questions
                 if isinstance(self.loop.env, Asker):
-                    self.loop.env.ask(request, tuple(dict(q) for q in report.questions))
+                    self.loop.env.ask(request, report.questions)
                 return log.finish(TaskStatus.NEEDS_INFORMATION, "; ".join(report.issues))
-            if report.status != NEEDS_EXPLORATION:
+            if report.status is not PlanOutcome.NEEDS_EXPLORATION:
                 return report if report.solved else self._unsolved(request, report, log)
             if len(log.exploration) >= budget:
                 return log.finish(TaskStatus.FAILED, f"exploration budget of {budget} used up")
             log.goal = report.goal  # the end goal stays; only the sub-goal changes
             log.exploration.append(self._explore(report, log))
 
-    def _explore(self, report: PlanReport, log: TaskLog) -> dict[str, Any]:
+    def _explore(self, report: PlanReport, log: TaskLog) -> ExplorationRecord:
         """Follow the sub-goal's plan; the record of the sub-goal with its outcome."""
-        chosen = dict(report.exploration[-1])
-        self.explored.add(chosen["place"])
+        chosen = report.exploration[-1]
+        assert chosen.subgoal is not None  # a sub-goal that planned has its goal
+        self.explored.add(chosen.place)
         before = len(log.actions)
-        replan = self.loop.follow(chosen["subgoal"], report.plan, log)
+        replan = self.loop.follow(chosen.subgoal, report.plan, log)
         memory = self.loop.memory
         state = memory.state()
-        missing = {e.name for e in unplaced(memory.domain, state.entities, state.facts)}
-        found = chosen["item"] not in missing
-        outcome = "found" if found else ("interrupted" if replan is not None else "not there")
-        return {**chosen, "outcome": outcome, "actions": len(log.actions) - before}
+        if chosen.item not in {e.name for e in unplaced(memory.domain, state.entities, state.facts)}:
+            outcome = ExplorationOutcome.FOUND
+        else:
+            outcome = ExplorationOutcome.INTERRUPTED if replan is not None else ExplorationOutcome.NOT_THERE
+        return ExplorationRecord(step=chosen, outcome=outcome, actions=len(log.actions) - before)
 
     def _unsolved(self, request: TaskRequest, report: PlanReport, log: TaskLog) -> TaskRecord:
         reason = no_plan(report)
-        if report.status == IMPOSSIBLE or request.goal is not None or self.loop.model is None:
+        if report.status is PlanOutcome.IMPOSSIBLE or request.goal is not None or self.loop.model is None:
             return log.finish(TaskStatus.FAILED, reason)
         if self.depth >= self.loop.config.max_stage_depth:
             return log.finish(TaskStatus.FAILED, f"{reason}; stage depth {self.depth} reached")
@@ -87,29 +90,28 @@ class OpenWorld:
         exchange = Exchange(model, stages.render(StagesInput(memory.domain, request.text)), stages.SCHEMA, stages.NAME)
         asked = ask_parsed(exchange, _stage_list, 1)
         if asked.value is None:
-            log.stages = {"request": request.text, "status": "failed", "reason": reason, "stages": []}
+            log.stages = Stage(request=request.text, status=TaskStatus.FAILED, reason=reason, stages=())
             return log.finish(TaskStatus.FAILED, f"{reason}; it could not be split: {'; '.join(asked.problems)}")
-        children: list[dict[str, Any]] = []
+        children: list[Stage] = []
         status = TaskStatus.SUCCEEDED
         for text in asked.value:
             child = self.loop.run(TaskRequest(text, answers=request.answers), OpenWorld(self.loop, self.depth + 1))
             log.actions.extend(child.actions)
             log.updates.extend(child.updates)
-            children.append(
-                {**(child.stages or {"request": text}), "status": child.status.value, "reason": child.reason}
-            )
+            split = child.stages or Stage(request=text, status=child.status)
+            children.append(replace(split, status=child.status, reason=child.reason))
             if not child.succeeded:
                 status = child.status
                 break
-        log.stages = {"request": request.text, "whole": reason, "status": status.value, "stages": children}
+        log.stages = Stage(request=request.text, whole=reason, status=status, stages=tuple(children))
         if status is TaskStatus.SUCCEEDED:
             if self.loop.env.judge(request, None) is False:
                 return log.finish(TaskStatus.FAILED, "every stage ran but the request's goal does not hold")
             return log.finish(TaskStatus.SUCCEEDED)
-        return log.finish(status, f"stage {len(children)} did not succeed: {children[-1]['reason']}")
+        return log.finish(status, f"stage {len(children)} did not succeed: {children[-1].reason}")
 
 
-def _stage_list(data: Any) -> list[str]:
+def _stage_list(data: object) -> list[str]:
     found = data.get("stages") if isinstance(data, dict) else None
     if not isinstance(found, list) or not all(isinstance(s, str) and s.strip() for s in found) or len(found) < 2:
         raise AnswerProblem(['answer {"stages": [...]} with two or more requests, in order'])

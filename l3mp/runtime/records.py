@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from kg_memory.model import Update
+from l3mp._json import JSONObject, json_of
+from l3mp.outcomes import ExplorationStep, PlanOutcome, Question
 from l3mp.pipelines.plans import PlanReport
 
 
@@ -25,7 +25,13 @@ class ReplanCause(enum.StrEnum):
     GOAL_NOT_REACHED = "goal_not_reached"  # the plan ran but the environment says the goal does not hold
 
 
-@dataclass(frozen=True, slots=True)
+class ExplorationOutcome(enum.StrEnum):
+    FOUND = "found"  # perceived once the sub-goal's plan ran
+    INTERRUPTED = "interrupted"  # the sub-goal's plan did not run to its end
+    NOT_THERE = "not there"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UpdateRecord:
     id: str
     source: str
@@ -37,23 +43,22 @@ class UpdateRecord:
     @classmethod
     def of(cls, update: Update) -> UpdateRecord:
         text = update.input if len(update.input) <= 200 else update.input[:197] + "..."
-        issues = tuple(i.message for i in update.issues)
-        return cls(update.id, update.source.value, update.status.value, update.version, text, issues)
+        return cls(
+            id=update.id,
+            source=update.source.value,
+            status=update.status.value,
+            version=update.version,
+            input=text,
+            issues=tuple(i.message for i in update.issues),
+        )
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "source": self.source,
-            "status": self.status,
-            "version": self.version,
-            "input": self.input,
-            "issues": list(self.issues),
-        }
+    def to_json(self) -> JSONObject:
+        return json_of(self)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PlanRecord:
-    status: str
+    status: PlanOutcome
     goal: str | None
     plan: tuple[str, ...]
     tier: str | None
@@ -65,32 +70,21 @@ class PlanRecord:
 
     @classmethod
     def of(cls, report: PlanReport) -> PlanRecord:
-        plan = tuple(str(a) for a in report.plan)
         seconds = sum(report.timings.get(k, 0.0) for k in ("world", "planning", "exploration_planning"))
         return cls(
-            report.status,
-            report.goal,
-            plan,
-            report.tier,
-            report.version,
-            tuple(report.issues),
-            seconds,
-            report.cost,
-            report.optimal,
+            status=report.status,
+            goal=report.goal,
+            plan=tuple(str(a) for a in report.plan),
+            tier=report.tier,
+            version=report.version,
+            issues=tuple(report.issues),
+            planner_seconds=seconds,
+            cost=report.cost,
+            optimal=report.optimal,
         )
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "goal": self.goal,
-            "plan": list(self.plan),
-            "tier": self.tier,
-            "version": self.version,
-            "issues": list(self.issues),
-            "planner_seconds": round(self.planner_seconds, 4),
-            "cost": self.cost,
-            "optimal": self.optimal,
-        }
+    def to_json(self) -> JSONObject:
+        return {**json_of(self), "planner_seconds": round(self.planner_seconds, 4)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,13 +96,8 @@ class ActionRecord:
     reasons: tuple[str, ...] = ()
     update: UpdateRecord | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "action": self.action,
-            "executed": self.executed,
-            "reasons": list(self.reasons),
-            "update": self.update.to_json() if self.update else None,
-        }
+    def to_json(self) -> JSONObject:
+        return json_of(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,11 +106,42 @@ class ReplanRecord:
     action: str | None  # the step at which it was noticed
     details: tuple[str, ...]
 
-    def to_json(self) -> dict[str, Any]:
-        return {"cause": self.cause.value, "action": self.action, "details": list(self.details)}
+    def to_json(self) -> JSONObject:
+        return json_of(self)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExplorationRecord:
+    """An exploration sub-goal the runtime followed, and what it came to."""
+
+    step: ExplorationStep
+    outcome: ExplorationOutcome
+    actions: int  # executed for it
+
+    def to_json(self) -> JSONObject:
+        return {**self.step.to_json(), "outcome": self.outcome.value, "actions": self.actions}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stage:
+    """A request split into stages (open world), or one stage of it: a tree of attempts.
+
+    ``whole``: why the request did not plan whole (where it was split); ``reason``: why a stage, or a
+    split that failed, ended as it did; ``stages``: the stages, in order, as far as they were run
+    (``None`` for a stage that was not split).
+    """
+
+    request: str
+    whole: str | None = None
+    status: TaskStatus
+    reason: str | None = None
+    stages: tuple[Stage, ...] | None = None
+
+    def to_json(self) -> JSONObject:
+        return {k: v for k, v in json_of(self).items() if v is not None}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TaskRecord:
     id: str
     request: str
@@ -133,32 +153,19 @@ class TaskRecord:
     replans: tuple[ReplanRecord, ...]
     updates: tuple[UpdateRecord, ...]  # written while the task ran (execution, sensor, reports)
     # open world: questions asked, exploration sub-goals with their outcomes, the tree of stages
-    questions: tuple[Mapping[str, Any], ...] = ()
-    exploration: tuple[Mapping[str, Any], ...] = ()
-    stages: Mapping[str, Any] | None = None
+    questions: tuple[Question, ...] = ()
+    exploration: tuple[ExplorationRecord, ...] = ()
+    stages: Stage | None = None
 
     @property
     def succeeded(self) -> bool:
         return self.status is TaskStatus.SUCCEEDED
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "request": self.request,
-            "goal": self.goal,
-            "status": self.status.value,
-            "reason": self.reason,
-            "plans": [p.to_json() for p in self.plans],
-            "actions": [a.to_json() for a in self.actions],
-            "replans": [r.to_json() for r in self.replans],
-            "updates": [u.to_json() for u in self.updates],
-            "questions": [dict(q) for q in self.questions],
-            "exploration": [dict(e) for e in self.exploration],
-            "stages": dict(self.stages) if self.stages is not None else None,
-        }
+    def to_json(self) -> JSONObject:
+        return json_of(self)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StepRecord:
     index: int
     version_before: int
@@ -171,19 +178,11 @@ class StepRecord:
     def all_updates(self) -> tuple[UpdateRecord, ...]:
         return self.updates + (self.task.updates if self.task else ())
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "version_before": self.version_before,
-            "version_after": self.version_after,
-            "reports": list(self.reports),
-            "updates": [u.to_json() for u in self.updates],
-            "task": self.task.to_json() if self.task else None,
-            "accuracy": self.accuracy,
-        }
+    def to_json(self) -> JSONObject:
+        return json_of(self)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunReport:
     memory: str
     start_version: int
@@ -195,7 +194,7 @@ class RunReport:
     def tasks(self) -> tuple[TaskRecord, ...]:
         return tuple(s.task for s in self.steps if s.task is not None)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> JSONObject:
         updates = [u for s in self.steps for u in s.all_updates()]
         accuracy = [s.accuracy for s in self.steps if s.accuracy is not None]
         return {
@@ -208,7 +207,7 @@ class RunReport:
             "mean_accuracy": sum(accuracy) / len(accuracy) if accuracy else None,
         }
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "memory": self.memory,
             "start_version": self.start_version,

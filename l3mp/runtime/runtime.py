@@ -22,10 +22,10 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any
 
 from kg_memory.memory import WorldMemory
 from kg_memory.model import Delta, Fact, UpdateSource
+from l3mp._json import JSONObject
 from l3mp.llm.base import LanguageModel
 from l3mp.pipelines.plans import TaskPlanner
 from l3mp.runtime.config import RuntimeConfig
@@ -94,7 +94,13 @@ class Runtime:
             steps.append(record)
             if until_idle and record.task is None and not record.reports:
                 break
-        return RunReport(self.memory.name, start, self.memory.version, tuple(steps), self.stopping)
+        return RunReport(
+            memory=self.memory.name,
+            start_version=start,
+            end_version=self.memory.version,
+            steps=tuple(steps),
+            stopped=self.stopping,
+        )
 
     # -- one step ----------------------------------------------------------------------------------
 
@@ -111,20 +117,28 @@ class Runtime:
         accuracy = jaccard(self.memory.facts(), truth) if truth is not None else None
         self._checkpoint(index, task, accuracy)
         self.next_step = index + 1
-        return StepRecord(index, before, self.memory.version, reports, tuple(updates), task, accuracy)
+        return StepRecord(
+            index=index,
+            version_before=before,
+            version_after=self.memory.version,
+            reports=reports,
+            updates=tuple(updates),
+            task=task,
+            accuracy=accuracy,
+        )
 
     def _planning(self) -> TaskPlanning:
         """The closed world's planner serves every task; the open world's keeps each task's searches."""
         return OpenWorld(self.tasks) if self.config.open_world else self.closed_world
 
     def _checkpoint(self, index: int, task: TaskRecord | None, accuracy: float | None) -> None:
-        meta: dict[str, Any] = {CHECKPOINT_KEY: index, "accuracy": accuracy}
+        meta: JSONObject = {CHECKPOINT_KEY: index, "accuracy": accuracy}
         if task is not None:
             meta["task"] = _task_summary(task)
         self.memory.apply(Delta(), source=UpdateSource.API, input=f"runtime checkpoint {index}", meta=meta)
 
 
-def _task_summary(task: TaskRecord) -> dict[str, Any]:
+def _task_summary(task: TaskRecord) -> JSONObject:
     """What a checkpoint keeps of a task: enough for the dashboard to show it and why it replanned."""
     last = task.plans[-1] if task.plans else None
     return {

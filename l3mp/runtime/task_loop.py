@@ -16,22 +16,25 @@ request into stages (:mod:`l3mp.runtime.open_world`). The rest is this loop's, t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from kg_memory.formula import Formula
 from kg_memory.memory import WorldMemory
 from kg_memory.model import Delta, UpdateSource
 from l3mp.llm.base import LanguageModel
+from l3mp.outcomes import Question
 from l3mp.pipelines.plans import PlanReport, TaskPlanner, world_of
 from l3mp.runtime.config import RuntimeConfig
 from l3mp.runtime.environment import Environment, TaskRequest
 from l3mp.runtime.records import (
     ActionRecord,
+    ExplorationRecord,
     PlanRecord,
     ReplanCause,
     ReplanRecord,
+    Stage,
     TaskRecord,
     TaskStatus,
     UpdateRecord,
@@ -53,24 +56,24 @@ class TaskLog:
     replans: list[ReplanRecord] = field(default_factory=list)
     updates: list[UpdateRecord] = field(default_factory=list)
     # open world
-    questions: tuple[Mapping[str, Any], ...] = ()
-    exploration: list[dict[str, Any]] = field(default_factory=list)
-    stages: dict[str, Any] | None = None
+    questions: tuple[Question, ...] = ()
+    exploration: list[ExplorationRecord] = field(default_factory=list)
+    stages: Stage | None = None
 
     def finish(self, status: TaskStatus, reason: str = "") -> TaskRecord:
         return TaskRecord(
-            self.request.id,
-            self.request.text,
-            self.goal,
-            status,
-            reason,
-            tuple(self.plans),
-            tuple(self.actions),
-            tuple(self.replans),
-            tuple(self.updates),
-            tuple(self.questions),
-            tuple(self.exploration),
-            self.stages,
+            id=self.request.id,
+            request=self.request.text,
+            goal=self.goal,
+            status=status,
+            reason=reason,
+            plans=tuple(self.plans),
+            actions=tuple(self.actions),
+            replans=tuple(self.replans),
+            updates=tuple(self.updates),
+            questions=self.questions,
+            exploration=tuple(self.exploration),
+            stages=self.stages,
         )
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kg_memory import Entity, Interval, Issue, Memory, Update
 from kg_memory.model import MAX_NAME_LENGTH
+from l3mp.outcomes import Ambiguous, ExplorationStep, NotFound, PlanOutcome, Unrecognised
+from planning import PlanStatus
 
 _FACT: Any = Field(
     default_factory=list,
@@ -190,8 +192,46 @@ class PlanIn(_In):
     )
 
 
+class SeenOut(BaseModel):
+    """Where an entity was when the memory lost track of it."""
+
+    fact: str
+    place: str
+    version: int
+    time: str = Field(description="ISO 8601")
+    source: str
+
+
+class UnknownOut(BaseModel):
+    """An entity whose location the memory does not know (not: is nowhere)."""
+
+    entity: str
+    label: str
+    type: str
+    location: Literal["unknown"]
+    last_seen: SeenOut | None = Field(description="null if history never placed it")
+
+
+class AttemptOut(BaseModel):
+    """One planner call of a plan request: on what context, with what outcome, and why it was not enough."""
+
+    tier: str = Field(description="retrieved, widened or full")
+    objects: int
+    facts: int
+    status: PlanStatus
+    planner: str
+    plan: list[str]
+    valid: bool | None = Field(description="the plan run from the full state; null when there was no plan")
+    reason: str = Field(description="why this tier did not give the answer (empty for the one that did)")
+    build_seconds: float
+    parse_seconds: float
+    plan_seconds: float
+    validate_seconds: float
+    problem: str = Field(description="the PDDL problem the planner got")
+
+
 class PlanOut(BaseModel):
-    status: str = Field(
+    status: PlanOutcome = Field(
         description=(
             "solved, unsolvable, timeout, error, invalid_request, invalid_goal; impossible (issues name each gap); "
             "needs_information (questions: {about, candidates} or {unknown, closest} or {where, searched}); "
@@ -208,11 +248,13 @@ class PlanOut(BaseModel):
     usage: dict[str, int]
     timings: dict[str, float]
     retrieval: dict[str, Any]
-    attempts: list[dict[str, Any]]
-    questions: list[dict[str, Any]] = Field(default_factory=list, description="what to settle (needs_information)")
-    unknowns: list[dict[str, Any]] = Field(default_factory=list, description="entities whose location is unknown")
-    exploration: list[dict[str, Any]] = Field(default_factory=list, description="exploration sub-goals tried")
-    stages: dict[str, Any] | None = None
+    attempts: list[AttemptOut]
+    questions: list[Ambiguous | Unrecognised | NotFound] = Field(
+        default_factory=list, description="what to settle (needs_information)"
+    )
+    unknowns: list[UnknownOut] = Field(default_factory=list, description="entities whose location is unknown")
+    exploration: list[ExplorationStep] = Field(default_factory=list, description="exploration sub-goals tried")
+    stages: None = Field(default=None, description="always null: only the runtime splits a request into stages")
     cost: float | None = Field(default=None, description="the plan's cost (its length without action costs)")
     optimal: bool = Field(default=False, description="proven the cheapest plan for the whole state")
     optimality: str = Field(default="", description="why a plan asked to be optimal is not proven so")

@@ -26,6 +26,7 @@ from experiments.updates import Variant
 from kg_memory import Delta, DomainRegistry, Fact, UpdateSource, UpdateStatus, WorldMemory
 from kg_memory.formula import Atom
 from kg_memory.stores import SQLiteStore
+from l3mp.outcomes import PlanOutcome
 from l3mp.pipelines.plans import PlanConfig, PlanReport, TaskPlanner
 from planning import GroundAction
 from sim import HomeSpec, PlannedTask, Simulator, Task, generate_home
@@ -108,7 +109,7 @@ def _detour(sim: Simulator) -> tuple[GroundAction, GroundAction]:
 
 
 def _report(task: Task, plan: tuple[GroundAction, ...]) -> PlanReport:
-    return PlanReport("solved", task.text, task.goal_pddl, plan=plan, tier="retrieved")
+    return PlanReport(status=PlanOutcome.SOLVED, request=task.text, goal=task.goal_pddl, plan=plan, tier="retrieved")
 
 
 def test_a_valid_plan_unlike_the_reference_is_a_success() -> None:

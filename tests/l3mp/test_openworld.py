@@ -1,4 +1,4 @@
-"""Open-world tasks (issue 17): questions instead of guesses, what is missing, stages, exploration."""
+"""Open-world tasks: questions instead of guesses, what is missing, stages, exploration."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from kg_memory import Delta, DomainRegistry, Fact, UpdateSource, WorldMemory, un
 from kg_memory.stores import SQLiteStore
 from l3mp.llm import ScriptedModel
 from l3mp.llm.base import Message
+from l3mp.outcomes import Ambiguous, Unrecognised
 from l3mp.pipelines.openworld import OpenWorldPlanner
 from l3mp.runtime import ReplanCause, Runtime, RuntimeConfig, TaskStatus
 from planning.evaluator import GroundAction, StepOutcome
@@ -19,6 +20,7 @@ from sim.environment import SimEnvironment
 from sim.household import Home
 
 Answer = Callable[[str, str], dict[str, object]]  # (prompt kind, request line) -> reply
+EXPLORATION_STEP_KEYS = ["item", "place", "room", "container", "reason", "subgoal", "status", "plan"]
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +67,8 @@ def test_an_ambiguous_request_asks_and_the_answer_completes_it(memory: WorldMemo
     env.add_task("Bring the glass to Irene.", true_goal=goals["glass_2"])
     first = runtime.step().task
     assert first is not None and first.status is TaskStatus.NEEDS_INFORMATION
-    assert first.questions == ({"about": "the glass", "candidates": ["glass_1", "glass_2"]},)
+    assert first.questions == (Ambiguous(about="the glass", candidates=("glass_1", "glass_2")),)
+    assert first.to_json()["questions"] == [{"about": "the glass", "candidates": ["glass_1", "glass_2"]}]
     assert env.questions and env.questions[0][1] == first.questions  # reported back to whoever asked
     assert not first.actions  # no guess was acted on
     env.add_task("Bring the glass to Irene.", true_goal=goals["glass_2"], answers=(("the glass", "glass_2"),))
@@ -81,12 +84,12 @@ def test_an_unknown_name_returns_its_closest_matches(memory: WorldMemory) -> Non
     report = OpenWorldPlanner(memory, scripted).plan("Bring the red umbrella to Irene.")
     assert report.status == "needs_information" and report.goal is None and not report.plan
     (question,) = report.questions
-    assert question["unknown"] == "the red umbrella"
-    closest = question["closest"]
-    assert isinstance(closest, list) and len(closest) == 3
+    assert isinstance(question, Unrecognised) and question.unknown == "the red umbrella"
+    closest = question.closest
+    assert len(closest) == 3
     labels = {n: e.label for n, e in memory.entities().items()}
     assert all("red" in labels[n] for n in closest)  # the red things, since nothing is an umbrella
-    assert report.to_json()["questions"] == [question]
+    assert report.to_json()["questions"] == [{"unknown": "the red umbrella", "closest": list(closest)}]
 
 
 def test_an_impossible_goal_names_the_gap_at_once(memory: WorldMemory) -> None:
@@ -130,10 +133,13 @@ def test_a_compound_request_is_split_into_stages_and_executed(memory: WorldMemor
     env.add_task(whole, true_goal="(and (switched_on light_1) (in_hand glass_1 irene))")
     task = Runtime(memory, env, model(answer), RuntimeConfig(open_world=True)).step().task
     assert task is not None and task.status is TaskStatus.SUCCEEDED, task.reason
-    assert task.stages is not None and task.stages["request"] == whole and task.stages["status"] == "succeeded"
-    assert [s["request"] for s in task.stages["stages"]] == list(stage_goals)
-    assert all(s["status"] == "succeeded" for s in task.stages["stages"])
-    assert task.to_json()["stages"]["stages"][1]["request"] == "Bring the orange glass to Irene."
+    assert task.stages is not None and task.stages.request == whole and task.stages.status == "succeeded"
+    assert task.stages.stages is not None
+    assert [s.request for s in task.stages.stages] == list(stage_goals)
+    assert all(s.status == "succeeded" for s in task.stages.stages)
+    stages = task.to_json()["stages"]
+    assert stages["request"] == whole and stages["status"] == "succeeded" and "reason" not in stages
+    assert stages["stages"][1] == {"request": "Bring the orange glass to Irene.", "status": "succeeded", "reason": ""}
     assert sim.world.holds(Fact("in_hand", ("glass_1", "irene"))) and sim.world.holds(Fact("switched_on", ("light_1",)))
 
 
@@ -160,9 +166,12 @@ def test_exploration_finds_an_item_in_a_closed_container(memory: WorldMemory, ho
     config = RuntimeConfig(open_world=True, max_explorations=20, max_actions=120)
     task = Runtime(memory, env, None, config).step().task
     assert task is not None and task.status is TaskStatus.SUCCEEDED, task.reason
-    assert task.exploration and task.exploration[0]["reason"] == "last seen there"
-    assert task.exploration[-1]["outcome"] == "found" and task.exploration[-1]["subgoal"] == "(open cabinet_1)"
-    assert all(e["outcome"] == "not there" for e in task.exploration[:-1])
+    assert task.exploration and task.exploration[0].step.reason == "last seen there"
+    assert task.exploration[-1].outcome == "found" and task.exploration[-1].step.subgoal == "(open cabinet_1)"
+    assert all(e.outcome == "not there" for e in task.exploration[:-1])
+    found = task.to_json()["exploration"][-1]
+    assert list(found) == [*EXPLORATION_STEP_KEYS, "outcome", "actions"]
+    assert found["outcome"] == "found" and found["actions"] == task.exploration[-1].actions
     assert sim.world.holds(Fact("in_hand", ("glass_1", "irene")))
     # planner time is reported per plan, the exploration sub-goals' planning included
     exploring = [p for p in task.plans if p.status == "needs_exploration"]

@@ -14,7 +14,8 @@ import pytest
 
 from kg_memory import DomainRegistry, WorldMemory
 from kg_memory.stores import SQLiteStore
-from l3mp.pipelines.plans import IMPOSSIBLE, TaskPlanner
+from l3mp.outcomes import PlanOutcome
+from l3mp.pipelines.plans import TaskPlanner
 from planning import ActionEvaluator, World, parse_goal
 from planning.reachability import impossible_gaps
 from sim.survey import surveyed_home
@@ -82,7 +83,9 @@ def test_goals_over_collections_are_left_to_the_planner(memory: WorldMemory, goa
 
 def test_moving_a_person_is_still_impossible_with_its_reason(memory: WorldMemory) -> None:
     report = TaskPlanner(memory).plan(goal=f"(and {ATLAS_IN.format(room='kitchen_1')} (person_in rosa kitchen_1))")
-    assert report.status == IMPOSSIBLE and report.tiers is None and not report.plan
+    assert report.status is PlanOutcome.IMPOSSIBLE and report.tiers is None and not report.plan
     assert report.issues == ("no action can make 'rosa is in kitchen_1' true",)
     report = TaskPlanner(memory).plan(goal="(exists (?p - person) (person_in ?p bathroom_1))")
-    assert report.status == IMPOSSIBLE and report.issues == ("no action can make 'any person is in bathroom_1' true",)
+    assert report.status is PlanOutcome.IMPOSSIBLE and report.issues == (
+        "no action can make 'any person is in bathroom_1' true",
+    )

@@ -9,7 +9,8 @@ import pytest
 from kg_memory import DomainRegistry, InvalidValue, WorldMemory
 from kg_memory.stores import SQLiteStore
 from l3mp.llm import ScriptedModel
-from l3mp.pipelines.plans import INVALID_GOAL, INVALID_REQUEST, PlanConfig, TaskPlanner
+from l3mp.outcomes import PlanOutcome
+from l3mp.pipelines.plans import PlanConfig, TaskPlanner
 from l3mp.prompts import ISSUES_HEADER
 from planning import ActionEvaluator, World
 from planning.goal_reader import parse_goal
@@ -72,7 +73,7 @@ def test_goal_issues_are_fed_back_and_the_fixed_goal_planned(memory: WorldMemory
 def test_a_goal_that_never_passes_the_check_is_reported_without_planning(memory: WorldMemory) -> None:
     model = ScriptedModel([{"goal": "(on cup_99 table_99)"}] * 2 + ["not json"])
     report = TaskPlanner(memory, model, PlanConfig(retriever="full", retries=2)).plan("Put the cup on the table.")
-    assert report.status == INVALID_GOAL and report.tiers is None and len(model.calls) == 3
+    assert report.status is PlanOutcome.INVALID_GOAL and report.tiers is None and len(model.calls) == 3
     assert report.issues and not report.plan
 
 
@@ -88,8 +89,8 @@ def test_a_goal_no_action_can_reach_is_impossible(memory: WorldMemory, home: Hom
 def test_bad_requests(memory: WorldMemory) -> None:
     model = ScriptedModel([])
     report = TaskPlanner(memory, model).plan("   ")
-    assert report.status == INVALID_REQUEST and not model.calls
+    assert report.status is PlanOutcome.INVALID_REQUEST and not model.calls
     with pytest.raises(InvalidValue):
         TaskPlanner(memory).plan("Bring me a book.")
     report = TaskPlanner(memory).plan(goal="(held nothing_1 robot_1")
-    assert report.status == INVALID_GOAL and report.issues
+    assert report.status is PlanOutcome.INVALID_GOAL and report.issues

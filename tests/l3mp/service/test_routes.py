@@ -11,6 +11,7 @@ from conftest import unique_name
 from service_support import SURVEY, Factory, client_factory, snapshot, surveyed
 
 from l3mp.llm import ScriptedModel
+from l3mp.outcomes import PlanOutcome
 
 MOVE = {
     "remove": [{"predicate": "on", "args": ["mug_1", "table_1"]}],
@@ -245,3 +246,16 @@ def test_open_world_plans_and_the_new_statuses_in_the_openapi_schema(make_client
     status = schema["PlanOut"]["properties"]["status"]["description"]
     assert "needs_information" in status and "impossible" in status and "needs_exploration" in status
     assert {"open_world", "answers", "explored"} <= set(schema["PlanIn"]["properties"])
+
+
+def test_the_openapi_schema_lists_every_plan_outcome(make_client: Factory) -> None:
+    schema = make_client().app.openapi()["components"]["schemas"]  # type: ignore[attr-defined]
+    status = schema["PlanOut"]["properties"]["status"]
+    assert status["$ref"] == "#/components/schemas/PlanOutcome"
+    assert schema["PlanOutcome"]["enum"] == [outcome.value for outcome in PlanOutcome]
+    assert {"solved", "invalid_goal", "needs_information", "impossible", "needs_exploration"} <= set(
+        schema["PlanOutcome"]["enum"]
+    )
+    questions = schema["PlanOut"]["properties"]["questions"]["items"]["anyOf"]
+    assert [q["$ref"].rsplit("/", 1)[1] for q in questions] == ["Ambiguous", "Unrecognised", "NotFound"]
+    assert schema["ExplorationStep"]["properties"]["status"]["$ref"] == "#/components/schemas/PlanOutcome"
