@@ -73,7 +73,7 @@ def demo(state: CliState, local_model: bool) -> int:
         return _run_daemon(state, config, DEMO_REPORT, real_model=False, sqlite_path=DEMO_DB)
     from l3mp.llm.local import LocalServer, free_port, packaged_gguf
 
-    with LocalServer(packaged_gguf(), port=free_port()) as server:
+    with LocalServer(gguf=packaged_gguf(), port=free_port()) as server:
         state.console.print(f"local model {server.alias} at {server.base_url}")
         return _run_daemon(
             state,
@@ -201,7 +201,7 @@ def _run_thor(
         raise click.ClickException(f"{build}: no AI2-THOR build there (a Unity executable is needed)")
     settings = state.settings()
     config = ThorDaemonConfig(
-        ThorConfig(scene=thor["scene"], executable=str(build), force_action=thor["force_action"]),
+        thor=ThorConfig(scene=thor["scene"], executable=str(build), force_action=thor["force_action"]),
         memory=thor["memory"],
         steps=thor["steps"],
         retriever=retriever or settings.retriever,

@@ -166,7 +166,7 @@ def local_server() -> Iterator[Any]:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(message + " — in CI the real-model tests must run, not skip", pytrace=False)
         pytest.skip(message)
-    server = LocalServer(packaged_gguf(), port=free_port(), ctx=LOCAL_CTX, threads=1)
+    server = LocalServer(gguf=packaged_gguf(), port=free_port(), ctx=LOCAL_CTX, threads=1)
     server.start(wait=180)
     try:
         yield server

@@ -26,7 +26,7 @@ def serve(state: CliState, /, gguf: Path | None, port: int, ctx: int, threads: i
     """Serve a GGUF model on 127.0.0.1 with llama.cpp's OpenAI-compatible server, until Ctrl-C."""
     from l3mp.llm.local import LocalServer, packaged_gguf
 
-    server = LocalServer(gguf or packaged_gguf(), port=port, ctx=ctx, threads=threads)
+    server = LocalServer(gguf=gguf or packaged_gguf(), port=port, ctx=ctx, threads=threads)
     console = state.console
     console.print(f"starting llama.cpp on 127.0.0.1:{port} with {server.gguf.name} ({threads} thread(s), ctx {ctx})")
     server.start(quiet=False)

@@ -48,7 +48,7 @@ def free_port() -> int:
         return port
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class LocalServer:
     """llama.cpp's server as a child process on 127.0.0.1; ``start`` waits until /v1/models answers."""
 

@@ -51,7 +51,7 @@ _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "response form
 _CONTEXT_WORDS = ("context length", "context window", "maximum context", "exceed", "too many tokens", "n_ctx")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class _Call:
     """One request on its worker thread: what it produced, and the socket to shut when time is up."""
 

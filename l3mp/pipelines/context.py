@@ -78,7 +78,7 @@ _STOP = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Retrieved:
     """The context, or the problems that kept the model from pointing at one; with the costs."""
 
@@ -185,14 +185,24 @@ class ModelRetrieval:
         start = time.perf_counter()
 
         def exchange_for(messages: list[Message], schema: Mapping[str, Any], name: str) -> Exchange:
-            return Exchange(self.model, messages, schema, name, deadline=deadline, budget=budget, what=what)
+            return Exchange(
+                model=self.model,
+                messages=messages,
+                schema=schema,
+                name=name,
+                deadline=deadline,
+                budget=budget,
+                what=what,
+            )
 
         if self.retriever.name == "entities":
             exchange, names, problems = self._ask_entities(memory, exchange_for, text)
             chosen = None if names is None else self._run(lambda: self.retriever.retrieve(memory, names=names))
-            return Retrieved(chosen, exchange, time.perf_counter() - start, problems)
+            return Retrieved(context=chosen, exchange=exchange, seconds=time.perf_counter() - start, problems=problems)
         if self.retriever.name != "search":
-            return Retrieved(self.retriever.retrieve(memory), None, time.perf_counter() - start)
+            return Retrieved(
+                context=self.retriever.retrieve(memory), exchange=None, seconds=time.perf_counter() - start
+            )
         inputs = QueryGraphInput(memory.domain, text)
         exchange = exchange_for(query_graph.render(inputs), query_graph.SCHEMA, query_graph.NAME)
         answer = ask_parsed(exchange, _query, self.retries)
@@ -205,7 +215,9 @@ class ModelRetrieval:
             if context is not None and not context.entities:
                 problems, context = ("the query graph matched no entity of the memory",), None
         if context is not None or self.fallback == "none":
-            return Retrieved(context, exchange, time.perf_counter() - start, problems, notes=notes)
+            return Retrieved(
+                context=context, exchange=exchange, seconds=time.perf_counter() - start, problems=problems, notes=notes
+            )
         return self._fall_back(memory, text, exchange, exchange_for, start, problems, notes)
 
     def _fall_back(
@@ -229,7 +241,15 @@ class ModelRetrieval:
                 problems += ("no entity's name or label shares a word with the request",)
         context = None if not names else self._run(lambda: bounded.retrieve(memory, names=names))
         seconds = time.perf_counter() - start
-        return Retrieved(context, exchange, seconds, problems, fallback=self.fallback, notes=notes, extra=extra)
+        return Retrieved(
+            context=context,
+            exchange=exchange,
+            seconds=seconds,
+            problems=problems,
+            fallback=self.fallback,
+            notes=notes,
+            extra=extra,
+        )
 
     def _ask_entities(
         self, memory: WorldMemory, exchange_for: _Start, text: str

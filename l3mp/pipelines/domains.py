@@ -48,7 +48,7 @@ class ImportFailed(PipelineError):
         super().__init__(f"{problem}: not imported: {reason}")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ImportReport:
     memory: str
     domain: str
@@ -91,14 +91,14 @@ def _create(settings: Settings, domain: Domain, problem: PddlProblem, problem_pa
             issues = "; ".join(issue.message for issue in update.issues) or update.status.value
             raise ImportFailed(problem_path, issues)
         return ImportReport(
-            world.name,
-            domain.name,
-            domain.path / "domain.pddl",
-            problem.name,
-            len(problem.entities),
-            len(problem.facts),
-            update.version,
-            store.backend,
+            memory=world.name,
+            domain=domain.name,
+            domain_path=domain.path / "domain.pddl",
+            problem=problem.name,
+            entities=len(problem.entities),
+            facts=len(problem.facts),
+            version=update.version,
+            store=store.backend,
         )
     finally:
         store.close()

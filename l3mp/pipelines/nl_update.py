@@ -30,7 +30,7 @@ from retrieval import DEFAULT_RETRIEVER, RETRIEVERS, Retriever
 from retrieval import retriever as make_retriever
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NLUpdateConfig:
     retriever: str = DEFAULT_RETRIEVER  # full (R-), entities (R+) or search (RS)
     verify: bool = True  # off only for the paper's unverified variants
@@ -106,7 +106,7 @@ class NLUpdater:
         text = " ".join(utterance.split())
         deadline = Deadline.after(self.config.deadline)
         budget = self.config.deadline
-        empty = Retrieved(None, None, 0.0)
+        empty = Retrieved(context=None, exchange=None, seconds=0.0)
         try:
             retrieved = self.retrieval.retrieve(self.memory, text, deadline=deadline, budget=budget)
         except (DeadlinePassed, PromptTooLong) as exc:
@@ -120,10 +120,10 @@ class NLUpdater:
         context = retrieved.context
         inputs = StateChangeInput(self.memory.domain, text, tuple(context.entities.values()), context.facts)
         exchange = Exchange(
-            self.model,
-            state_change.render(inputs),
-            state_change.SCHEMA,
-            state_change.NAME,
+            model=self.model,
+            messages=state_change.render(inputs),
+            schema=state_change.SCHEMA,
+            name=state_change.NAME,
             deadline=deadline,
             budget=budget,
         )

@@ -36,7 +36,7 @@ def create_app(settings: Settings | None = None, *, model: LanguageModel | None 
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        services = Services(settings, open_store(settings), model)
+        services = Services(settings=settings, store=open_store(settings), model=model)
         app.state.services = services
         # the token tables load once, in seconds, holding the GIL in stretches: before the first
         # request rather than inside the first burst of model-bound ones (GET /health waited 1.3 s)

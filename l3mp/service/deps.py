@@ -23,7 +23,7 @@ from retrieval import retriever as make_retriever
 logger = logging.getLogger(__name__)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Services:
     """What the app holds while it runs (opened by the lifespan, see ``app.py``)."""
 

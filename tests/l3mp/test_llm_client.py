@@ -33,7 +33,7 @@ SCHEMA = {"type": "object", "properties": {"answer": {"type": "integer"}}, "requ
 ASK = [Message("system", "You add numbers."), Message("user", "What is 2 + 2?")]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Reply:
     status: int = 200
     content: str | None = '{"answer": 4}'

@@ -144,7 +144,7 @@ def stop_once_the_reply_begins(server: LocalServer, monkeypatch: pytest.MonkeyPa
 
 
 def test_a_server_stopped_mid_request_is_model_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
-    server = LocalServer(packaged_gguf(), port=free_port(), ctx=512).start(wait=180)
+    server = LocalServer(gguf=packaged_gguf(), port=free_port(), ctx=512).start(wait=180)
     try:
         model = client(server, stream=True, max_tokens=400, timeout=120.0)
         stopper = stop_once_the_reply_begins(server, monkeypatch)

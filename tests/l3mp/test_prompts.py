@@ -77,7 +77,12 @@ def _cases(domain: Domain) -> dict[str, list[Message]]:
             state_change.render(StateChangeInput(domain, UTTERANCE, _entities(), _facts())), PREVIOUS, ISSUES
         ),
         "goal": goal.render(
-            GoalInput(domain, "Bring the blue mug to Alice and switch on the overhead light.", _entities(), _facts())
+            GoalInput(
+                domain=domain,
+                task="Bring the blue mug to Alice and switch on the overhead light.",
+                entities=_entities(),
+                facts=_facts(),
+            )
         ),
     }
 
@@ -121,7 +126,7 @@ def test_a_reprompt_follows_the_previous_answer_with_the_issues(domain: Domain) 
     assert again[-2] == Message("assistant", PREVIOUS)
     assert again[-1].content.startswith(ISSUES_HEADER)
     assert all(f"- {issue}" in again[-1].content for issue in ISSUES)
-    goal_first = goal.render(GoalInput(domain, "Wash the mug.", _entities(), _facts()))
+    goal_first = goal.render(GoalInput(domain=domain, task="Wash the mug.", entities=_entities(), facts=_facts()))
     goal_again = follow_up(goal_first, '{"goal": "(clean cup_9)"}', ["Unknown entity 'cup_9'."])
     assert "- Unknown entity 'cup_9'." in goal_again[-1].content
 
@@ -196,7 +201,7 @@ BUILDERS: dict[str, Callable[[Domain, Any], object]] = {
     "query_graph": lambda d, u: QueryGraphInput(d, u),
     "entity_selection": lambda d, u: EntitySelectionInput(d, u, _entities()),
     "state_change": lambda d, u: StateChangeInput(d, u, _entities(), _facts()),
-    "goal": lambda d, u: GoalInput(d, u, _entities(), _facts()),
+    "goal": lambda d, u: GoalInput(domain=d, task=u, entities=_entities(), facts=_facts()),
 }
 
 
@@ -219,7 +224,7 @@ def test_whitespace_in_request_is_collapsed(domain: Domain) -> None:
     [
         lambda d: StateChangeInput(d, UTTERANCE, ["mug_1"], _facts()),  # type: ignore[list-item]
         lambda d: StateChangeInput(d, UTTERANCE, _entities(), ["(on mug_1 table_1)"]),  # type: ignore[list-item]
-        lambda d: GoalInput("example_home", "Wash the mug.", _entities(), _facts()),  # type: ignore[arg-type]
+        lambda d: GoalInput(domain="example_home", task="Wash the mug.", entities=_entities(), facts=_facts()),  # type: ignore[arg-type]
         lambda d: EntitySelectionInput(d, UTTERANCE, "mug_1"),  # type: ignore[arg-type]
     ],
 )

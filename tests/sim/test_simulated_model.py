@@ -258,7 +258,7 @@ def _tasks(sim: Simulator, count: int) -> list[Task]:
 
 def goal_messages(sim: Simulator, task: Task) -> list[Message]:
     entities, facts = list(sim.world.entities.values()), list(sim.world.facts)
-    return prompts.goal.render(prompts.GoalInput(sim.domain, task.text, entities, facts))
+    return prompts.goal.render(prompts.GoalInput(domain=sim.domain, task=task.text, entities=entities, facts=facts))
 
 
 def test_goal_answers_are_the_task_goal_and_errors_change_it() -> None:
