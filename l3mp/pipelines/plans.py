@@ -36,7 +36,7 @@ from retrieval import DEFAULT_RETRIEVER, RETRIEVERS, Retriever, context_unknowns
 from retrieval import retriever as make_retriever
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PlanConfig:
     retriever: str = DEFAULT_RETRIEVER
     retries: int = 3  # re-prompts of the goal after the first answer
