@@ -56,7 +56,14 @@ class ItemEvents(EventDrawing):
         source = now.place[item][1]
         entities = self._entities(item, source, target, self.home.room_of[target], actor)
         remove = (now.location_fact(item),)
-        return Draft(kind, remove, (Fact(predicate, (item, target)), *extra), values, entities, partial=True)
+        return Draft(
+            kind=kind,
+            remove=remove,
+            add=(Fact(predicate, (item, target)), *extra),
+            values=values,
+            entities=entities,
+            partial=True,
+        )
 
     def _item_moved(self, now: Now, avoid: frozenset[str]) -> Draft | None:
         item = self._pick_item(now, self._items(now, avoid, (), PLACED))
@@ -75,7 +82,7 @@ class ItemEvents(EventDrawing):
         actor = self._actor_for(now, item, avoid)
         values = self._item_values(now, item, actor)
         entities = self._entities(item, actor, self._item_room(now, item))
-        return Draft("dish_used", (), (Fact("dirty", (item,)),), values, entities)
+        return Draft(kind="dish_used", remove=(), add=(Fact("dirty", (item,)),), values=values, entities=entities)
 
     def _cup_drunk(self, now: Now, avoid: frozenset[str]) -> Draft | None:
         names = self._items(now, avoid, ("dish", "cup"), (*PLACED, "in_hand"))
@@ -88,7 +95,7 @@ class ItemEvents(EventDrawing):
         add = (Fact("dirty", (item,)),) if dirtied else ()
         remove = (Fact("filled", (item, now.filled[item])),)
         entities = self._entities(item, actor, self._item_room(now, item))
-        return Draft("cup_drunk", remove, add, values, entities, partial=dirtied)
+        return Draft(kind="cup_drunk", remove=remove, add=add, values=values, entities=entities, partial=dirtied)
 
     def _dish_washed(self, now: Now, avoid: frozenset[str]) -> Draft | None:
         names = self._items(now, avoid, ("dish", "cup"), (*PLACED, "in_hand"))
@@ -100,7 +107,13 @@ class ItemEvents(EventDrawing):
         if item in now.filled:
             remove.append(Fact("filled", (item, now.filled[item])))
         values = self._item_values(now, item, actor)
-        return Draft("dish_washed", tuple(remove), (), values, self._entities(item, actor, self._item_room(now, item)))
+        return Draft(
+            kind="dish_washed",
+            remove=tuple(remove),
+            add=(),
+            values=values,
+            entities=self._entities(item, actor, self._item_room(now, item)),
+        )
 
     def _cup_filled(self, now: Now, avoid: frozenset[str]) -> Draft | None:
         names = self._items(now, avoid, ("cup",), ("on", "in_hand"))
@@ -111,7 +124,9 @@ class ItemEvents(EventDrawing):
         actor = self._actor_for(now, item, avoid)
         values = {**self._item_values(now, item, actor), "liquid": liquid}
         entities = self._entities(item, liquid, actor, self._item_room(now, item))
-        return Draft("cup_filled", (), (Fact("filled", (item, liquid)),), values, entities)
+        return Draft(
+            kind="cup_filled", remove=(), add=(Fact("filled", (item, liquid)),), values=values, entities=entities
+        )
 
     def _phone(self, now: Now, avoid: frozenset[str], ringing: bool) -> str | None:
         names = self._items(now, avoid, ("phone",), (*PLACED, "in_hand"))
@@ -123,7 +138,7 @@ class ItemEvents(EventDrawing):
             return None
         values = self._item_values(now, phone, None)
         entities = self._entities(phone, self._item_room(now, phone))
-        return Draft("phone_rings", (), (Fact("ringing", (phone,)),), values, entities)
+        return Draft(kind="phone_rings", remove=(), add=(Fact("ringing", (phone,)),), values=values, entities=entities)
 
     def _phone_answered(self, now: Now, avoid: frozenset[str]) -> Draft | None:
         phone = self._phone(now, avoid, ringing=True)
@@ -132,7 +147,9 @@ class ItemEvents(EventDrawing):
         actor = self._actor_for(now, phone, avoid)
         values = self._item_values(now, phone, actor)
         entities = self._entities(phone, actor, self._item_room(now, phone))
-        return Draft("phone_answered", (Fact("ringing", (phone,)),), (), values, entities)
+        return Draft(
+            kind="phone_answered", remove=(Fact("ringing", (phone,)),), add=(), values=values, entities=entities
+        )
 
     def _holder_type(self, now: Now, item: str) -> str:
         return self.home.by_name[now.place[item][1]].type
@@ -198,7 +215,14 @@ class ItemEvents(EventDrawing):
             }
             kind = "clothes_washed" if type_ == "washer" else "clothes_dried"
             entities = self._entities(*changed, machine, room, actor)
-            return Draft(kind, tuple(remove), tuple(add), values, entities, partial=len(changed) > 1)
+            return Draft(
+                kind=kind,
+                remove=tuple(remove),
+                add=tuple(add),
+                values=values,
+                entities=entities,
+                partial=len(changed) > 1,
+            )
         return None
 
     def _clothes_washed(self, now: Now, avoid: frozenset[str]) -> Draft | None:

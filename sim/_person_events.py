@@ -30,7 +30,14 @@ class PersonEvents(EventDrawing):
         target = self.rng.choice(self.home.neighbours[source])
         values = {"actor": self._who(person), "source_room": self._the(source), "target_room": self._the(target)}
         remove, add = Fact("person_in", (person, source)), Fact("person_in", (person, target))
-        return Draft("person_moves", (remove,), (add,), values, (person, source, target), partial=True)
+        return Draft(
+            kind="person_moves",
+            remove=(remove,),
+            add=(add,),
+            values=values,
+            entities=(person, source, target),
+            partial=True,
+        )
 
     def _reachable_item(self, now: Now, person: str, avoid: frozenset[str]) -> str | None:
         return self._choose([i for i in now.placed_in.get(now.person_room[person], ()) if i not in avoid])
@@ -49,7 +56,7 @@ class PersonEvents(EventDrawing):
         remove = (now.location_fact(item), Fact("person_in", (person, source_room)))
         add = (Fact("in_hand", (item, person)), Fact("person_in", (person, target_room)))
         entities = (person, item, now.place[item][1], source_room, target_room)
-        return Draft("person_carries_item", remove, add, values, entities, partial=True)
+        return Draft(kind="person_carries_item", remove=remove, add=add, values=values, entities=entities, partial=True)
 
     def _person_picks_up(self, now: Now, avoid: frozenset[str]) -> Draft | None:
         people = self._people(now, avoid, empty_hand=True)
@@ -63,7 +70,11 @@ class PersonEvents(EventDrawing):
         values = self._move_values(now, item, source, person)
         entities = (person, item, source, now.person_room[person])
         return Draft(
-            "person_picks_up", (now.location_fact(item),), (Fact("in_hand", (item, person)),), values, entities
+            kind="person_picks_up",
+            remove=(now.location_fact(item),),
+            add=(Fact("in_hand", (item, person)),),
+            values=values,
+            entities=entities,
         )
 
     def _person_puts_down(self, now: Now, avoid: frozenset[str]) -> Draft | None:
@@ -81,7 +92,9 @@ class PersonEvents(EventDrawing):
         values = self._move_values(now, item, target, person)
         entities = (person, item, target, room)
         remove, add = Fact("in_hand", (item, person)), Fact(predicate, (item, target))
-        return Draft("person_puts_down", (remove,), (add,), values, entities, partial=True)
+        return Draft(
+            kind="person_puts_down", remove=(remove,), add=(add,), values=values, entities=entities, partial=True
+        )
 
     def _person_hands_over(self, now: Now, avoid: frozenset[str]) -> Draft | None:
         pairs = []
@@ -97,4 +110,4 @@ class PersonEvents(EventDrawing):
         values = {**self._item_values(now, item, giver), "other": self._who(taker)}
         remove, add = Fact("in_hand", (item, giver)), Fact("in_hand", (item, taker))
         entities = (item, giver, taker, now.person_room[giver])
-        return Draft("person_hands_over", (remove,), (add,), values, entities)
+        return Draft(kind="person_hands_over", remove=(remove,), add=(add,), values=values, entities=entities)

@@ -36,11 +36,11 @@ class RoomEvents(EventDrawing):
                 "room": self._the(room),
             }
             return Draft(
-                f"{stem}_{'off' if was_on else 'on'}",
-                (fact,) if was_on else (),
-                () if was_on else (fact,),
-                values,
-                self._entities(appliance, room, actor),
+                kind=f"{stem}_{'off' if was_on else 'on'}",
+                remove=(fact,) if was_on else (),
+                add=() if was_on else (fact,),
+                values=values,
+                entities=self._entities(appliance, room, actor),
             )
 
         return build
@@ -61,11 +61,11 @@ class RoomEvents(EventDrawing):
             "room": self._the(room),
         }
         return Draft(
-            "container_closed" if was_open else "container_opened",
-            (fact,) if was_open else (),
-            () if was_open else (fact,),
-            values,
-            self._entities(container, room, actor),
+            kind="container_closed" if was_open else "container_opened",
+            remove=(fact,) if was_open else (),
+            add=() if was_open else (fact,),
+            values=values,
+            entities=self._entities(container, room, actor),
         )
 
     def _room_switched_off(self, now: Now, avoid: frozenset[str]) -> Draft | None:
@@ -87,4 +87,11 @@ class RoomEvents(EventDrawing):
             "first_thing": self._noun(things[0]),
         }
         remove = tuple(Fact("switched_on", (a,)) for a in things)
-        return Draft("room_switched_off", remove, (), values, self._entities(*things, room, actor), partial=True)
+        return Draft(
+            kind="room_switched_off",
+            remove=remove,
+            add=(),
+            values=values,
+            entities=self._entities(*things, room, actor),
+            partial=True,
+        )

@@ -138,7 +138,15 @@ class EventGenerator(RoomEvents, ItemEvents, PersonEvents):
                 text = sentence(self.rng.choice(COMPOUND).format(first=first_clause, second=second_clause))
                 delta = Delta(remove=first.delta.remove | second.delta.remove, add=first.delta.add | second.delta.add)
                 entities = tuple(dict.fromkeys((*first.entities, *second.entities)))
-                return Event(COMPOUND_KIND, first.category, delta, text, "compound", entities, (first, second))
+                return Event(
+                    kind=COMPOUND_KIND,
+                    category=first.category,
+                    delta=delta,
+                    text=text,
+                    vagueness="compound",
+                    entities=entities,
+                    parts=(first, second),
+                )
         return first
 
     # -- drawing ---------------------------------------------------------------------------------------
@@ -172,7 +180,14 @@ class EventGenerator(RoomEvents, ItemEvents, PersonEvents):
             vagueness = "partial"
         clause = self.rng.choice(templates[vagueness]).format_map(draft.values)
         delta = Delta(remove=frozenset(draft.remove), add=frozenset(draft.add))
-        return Event(draft.kind, category, delta, sentence(clause), vagueness, draft.entities), clause
+        return Event(
+            kind=draft.kind,
+            category=category,
+            delta=delta,
+            text=sentence(clause),
+            vagueness=vagueness,
+            entities=draft.entities,
+        ), clause
 
 
 __all__ = ["CATEGORY_MIX", "COMPOUND_KIND", "KIND_CATEGORY", "Category", "Event", "EventGenerator", "Vagueness"]

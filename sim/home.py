@@ -14,7 +14,7 @@ from sim._catalogue import (
 from sim.errors import InvalidHomeSpec
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HomeSpec:
     """What home to build; the defaults are the paper's scale (30-40 rooms, 140-160 items, 20-30 people).
 
@@ -63,7 +63,7 @@ class HomeSpec:
         return self.rooms + fixtures + self.items + self.people
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Home:
     """A generated home: its entities, its initial state and lookups over what never changes.
 

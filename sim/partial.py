@@ -18,7 +18,7 @@ from sim.simulator import Simulator
 PLACING = ("on", "inside")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HiddenTask:
     item: str
     person: str
@@ -45,7 +45,7 @@ def hide_target(sim: Simulator, rng: random.Random, *, stale: bool) -> HiddenTas
     now = Fact("inside" if target in containers else "on", (item, target))
     closing = {f for f in sim.state if f == Fact("open", (target,))}
     sim.world.apply(Delta(remove=frozenset({was, *closing}), add=frozenset({now})))
-    return HiddenTask(item, person, f"(in_hand {item} {person})", was, now, stale)
+    return HiddenTask(item=item, person=person, goal=f"(in_hand {item} {person})", was=was, now=now, stale=stale)
 
 
 def lose_track(

@@ -29,7 +29,7 @@ from sim.tasks import Task, TaskGenerator
 DOMAIN = "household"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Judgement:
     success: bool
     executable: bool
@@ -102,7 +102,13 @@ class Simulator:
             reason = f"the plan runs but the goal {goal} does not hold afterwards" + (f": {detail}" if detail else "")
         else:
             reason = ""
-        return Judgement(outcome.executable and reached, outcome.executable, reached, len(outcome.steps), reason)
+        return Judgement(
+            success=outcome.executable and reached,
+            executable=outcome.executable,
+            goal_reached=reached,
+            steps=len(outcome.steps),
+            reason=reason,
+        )
 
     def execute(self, action: GroundAction) -> StepOutcome:
         """One robot action on the true state; refused (state unchanged) if its preconditions are false."""

@@ -76,7 +76,7 @@ PARAPHRASES: Mapping[str, tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Noise:
     """How a model's query graph departs from the truth; each field is a probability.
 

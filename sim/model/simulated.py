@@ -101,7 +101,7 @@ class ErrorRates:
 DEFAULT_RATES = ErrorRates()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class InjectedError:
     """One departure of an answer from the truth: an injected error, or a ``context_miss``."""
 
@@ -167,7 +167,16 @@ class SimulatedModel:
         rng = random.Random(f"{self.seed}|{name}|{view.text}|{view.attempt}")
         text, departures = answer(view, truth, rng)
         self.injected.extend(
-            InjectedError(name, view.text, view.attempt, d.kind, d.dropped, d.inserted, d.detail) for d in departures
+            InjectedError(
+                prompt=name,
+                text=view.text,
+                attempt=view.attempt,
+                kind=d.kind,
+                dropped=d.dropped,
+                inserted=d.inserted,
+                detail=d.detail,
+            )
+            for d in departures
         )
         usage = Usage(sum(count_tokens(m.content) for m in messages), count_tokens(text))
         try:

@@ -23,7 +23,7 @@ from retrieval import DEFAULT_RETRIEVER
 from sim.thor.environment import ThorConfig, ThorEnvironment
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ThorDaemonConfig:
     thor: ThorConfig
     memory: str = "thor"

@@ -82,7 +82,7 @@ def action_dicts(action: GroundAction, names: ThorNames, *, force: bool = False)
     return sent
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ThorConfig:
     """How to start THOR: ``executable`` is a local build (ai2thor's ``local_executable_path``)."""
 

@@ -32,7 +32,7 @@ from sim.thor.unity import wire, write_executable
 _BY_THOR = {thor: pddl for pddl, (thor, _) in INTERACTIONS.items()}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StepCheck:
     index: int
     recorded: dict[str, Any]
@@ -115,7 +115,18 @@ def _run(
     if initialize is not None:  # the controller's own Initialize answered with the recorded event
         sensor.apply(env.observe())
         problems = agreement(memory, steps[0]["metadata"], env.names)
-        checks.append(StepCheck(0, dict(initialize), None, None, None, not problems, problems, memory.version))
+        checks.append(
+            StepCheck(
+                index=0,
+                recorded=dict(initialize),
+                sent=None,
+                pddl=None,
+                matched=None,
+                agrees=not problems,
+                problems=problems,
+                version=memory.version,
+            )
+        )
         start = 1
     else:
         sensor.apply(env.observe())
@@ -134,7 +145,18 @@ def _run(
             problems = (*problems, *(i.message for i in result.update.issues))
         matched = None if action is None else sent == recorded
         pddl = str(action) if action else None
-        checks.append(StepCheck(index, recorded, sent, pddl, matched, not problems, problems, memory.version))
+        checks.append(
+            StepCheck(
+                index=index,
+                recorded=recorded,
+                sent=sent,
+                pddl=pddl,
+                matched=matched,
+                agrees=not problems,
+                problems=problems,
+                version=memory.version,
+            )
+        )
     return checks
 
 
