@@ -52,7 +52,7 @@ class Neo4jServerError(RuntimeError):
     """The server could not be built, started or stopped; the message says why."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ServerHandle:
     pid: int
     port: int
