@@ -50,7 +50,7 @@ IN_PREP_TYPES = (*CONTAINER_TYPES, "sink", "basket")  # "in the sink", "on the t
 POPULATED_BIAS = 0.75  # chance a room event happens where people are, when such a room qualifies
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
     """One reported change of the household: the true delta and the sentence people say about it.
 
@@ -78,7 +78,7 @@ class Event:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Draft:
     """An event before its wording: the change and the phrases its templates need."""
 

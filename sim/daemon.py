@@ -31,7 +31,7 @@ from sim.environment import MoveTarget, SimEnvironment
 from sim.model import ErrorRates, SimulatedModel
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DaemonConfig:
     memory: str = "home"
     steps: int = 40
