@@ -29,7 +29,7 @@ HOLDS = "holds"  # the tier of the empty plan, when the goal already holds in th
 INCUMBENT_SECONDS = 10.0
 
 
-def _left(deadline: float | None) -> float:
+def _seconds_left(deadline: float | None) -> float:
     return float("inf") if deadline is None else deadline - time.monotonic()
 
 
@@ -225,7 +225,7 @@ class TieredPlanner:
         context: Context | None = first
         predicates = formula_predicates(goal)
         for tier in TIERS:
-            if _left(deadline) <= 0:
+            if _seconds_left(deadline) <= 0:
                 return TieredPlan(status=PlanStatus.TIMEOUT, attempts=tuple(attempts))
             if tier == "widened":
                 context = widen(world, first, goal, predicates, anchors)
@@ -238,7 +238,7 @@ class TieredPlanner:
             if attempts and text == attempts[-1].problem:
                 continue  # widening added nothing: the same problem would fail the same way
             built = time.perf_counter() - started
-            timeout = min(self.timeout, _left(deadline))
+            timeout = min(self.timeout, _seconds_left(deadline))
             if timeout <= 0:
                 return TieredPlan(status=PlanStatus.TIMEOUT, attempts=tuple(attempts))
             sizes = (len(entities), len(context.facts))
@@ -246,7 +246,7 @@ class TieredPlanner:
             attempts.append(attempt)
             if attempt.accepted:
                 return self._solved(world, goal, tier, attempts, full_state, deadline)
-            if attempt.result.status is PlanStatus.TIMEOUT and _left(deadline) <= 0:
+            if attempt.result.status is PlanStatus.TIMEOUT and _seconds_left(deadline) <= 0:
                 break  # the request's time is up: a wider problem would only take longer
             predicates |= failing
         if not attempts:
@@ -269,7 +269,7 @@ class TieredPlanner:
         pruned context is checked against the whole state (a cheaper plan may use what pruning left
         out), and the cheaper of the two is kept."""
         best = attempts[-1]
-        left = min(self.timeout, _left(deadline))
+        left = min(self.timeout, _seconds_left(deadline))
         if self.optimal and tier != "full" and full_state and best.result.optimal and left > 0:
             started = time.perf_counter()
             entities, text = self._problem(world, goal, full_context(world))
@@ -305,7 +305,7 @@ class TieredPlanner:
         self, world: World, goal: Formula, first: Context, deadline: float | None, planner: str
     ) -> TierAttempt | None:
         """A satisficing ``planner``'s plan on the first context, kept in case no optimal one comes."""
-        timeout = min(INCUMBENT_SECONDS, self.timeout, _left(deadline))
+        timeout = min(INCUMBENT_SECONDS, self.timeout, _seconds_left(deadline))
         if timeout <= 0:
             return None
         started = time.perf_counter()

@@ -21,8 +21,8 @@ from typing import Any, Literal
 from kg_memory.errors import L3mpError
 from kg_memory.memory import WorldMemory
 from l3mp.llm.base import Deadline, LanguageModel, Message
+from l3mp.pipelines.conversation import Exchange, ask_parsed
 from l3mp.pipelines.errors import AnswerProblem
-from l3mp.pipelines.exchange import Exchange, ask_parsed
 from l3mp.prompts import EntitySelectionInput, QueryGraphInput, entity_selection, query_graph
 from retrieval import Context, QueryGraph, RetrievalError, Retriever, read_answer
 from retrieval.retrievers import EntityParams, EntityRetriever

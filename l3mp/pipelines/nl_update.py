@@ -22,9 +22,9 @@ from kg_memory.memory import DEFAULT_COMMIT_ATTEMPTS, WorldMemory
 from kg_memory.model import Delta, Issue, IssueCode, Update, UpdateSource, UpdateStatus
 from l3mp.llm.base import Deadline, DeadlinePassed, LanguageModel, PromptTooLong, Usage
 from l3mp.pipelines.context import FALLBACKS, ModelRetrieval, Retrieved
+from l3mp.pipelines.conversation import Exchange, Reply, unusable
 from l3mp.pipelines.edits import parse_edits
 from l3mp.pipelines.errors import AnswerProblem
-from l3mp.pipelines.exchange import Exchange, Reply, unusable
 from l3mp.prompts import StateChangeInput, state_change
 from retrieval import DEFAULT_RETRIEVER, RETRIEVERS, Retriever
 from retrieval import retriever as make_retriever

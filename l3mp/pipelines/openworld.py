@@ -26,8 +26,8 @@ from kg_memory.model import UpdateStatus
 from kg_memory.unknowns import Unknown, unknown_locations
 from l3mp.llm.base import LanguageModel, Usage
 from l3mp.outcomes import ExplorationStep, NotFound, PlanOutcome, Question
+from l3mp.pipelines.conversation import Exchange, ask_parsed
 from l3mp.pipelines.errors import AnswerProblem
-from l3mp.pipelines.exchange import Exchange, ask_parsed
 from l3mp.pipelines.mentions import resolve
 from l3mp.pipelines.plans import PlanConfig, PlanReport, TaskPlanner, world_of
 from l3mp.prompts import MentionsInput, mentions

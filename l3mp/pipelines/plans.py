@@ -23,8 +23,8 @@ from l3mp._json import JSONObject
 from l3mp.llm.base import Deadline, DeadlinePassed, LanguageModel, PromptTooLong, Usage
 from l3mp.outcomes import ExplorationStep, PlanOutcome, Question
 from l3mp.pipelines.context import Fallback, ModelRetrieval
+from l3mp.pipelines.conversation import Exchange, Parsed, ask_parsed, unusable
 from l3mp.pipelines.errors import AnswerProblem
-from l3mp.pipelines.exchange import Exchange, Parsed, ask_parsed, unusable
 from l3mp.prompts import GoalInput, goal
 from planning import DEFAULT_PLANNER, GroundAction, PlanStatus, World
 from planning.explain import cost_sentence, explain

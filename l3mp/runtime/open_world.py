@@ -23,8 +23,8 @@ from dataclasses import replace
 
 from kg_memory.unknowns import unplaced
 from l3mp.outcomes import PlanOutcome
+from l3mp.pipelines.conversation import Exchange, ask_parsed
 from l3mp.pipelines.errors import AnswerProblem
-from l3mp.pipelines.exchange import Exchange, ask_parsed
 from l3mp.pipelines.openworld import OpenWorldPlanner
 from l3mp.pipelines.plans import PlanReport
 from l3mp.prompts import StagesInput, stages
