@@ -30,7 +30,7 @@ class Reply:
     problem: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class Exchange:
     model: LanguageModel
     messages: list[Message]

@@ -118,7 +118,10 @@ class OpenWorldPlanner:
             if name not in entities:
                 raise InvalidValue("answer", name, f"'{mention}' was answered with a name the memory does not hold")
         exchange = Exchange(
-            model, mentions.render(MentionsInput(self.memory.domain, request)), mentions.SCHEMA, mentions.NAME
+            model=model,
+            messages=mentions.render(MentionsInput(self.memory.domain, request)),
+            schema=mentions.SCHEMA,
+            name=mentions.NAME,
         )
         asked = ask_parsed(exchange, _mention_list, 1)
         said = {m.strip().lower(): n for m, n in answers.items()}

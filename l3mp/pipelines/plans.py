@@ -216,15 +216,21 @@ class TaskPlanner:
         state = self.memory.state()
         unknowns = context_unknowns(self.memory, context)
         inputs = GoalInput(
-            self.memory.domain,
-            request,
-            tuple(context.entities.values()),
-            context.facts,
+            domain=self.memory.domain,
+            task=request,
+            entities=tuple(context.entities.values()),
+            facts=context.facts,
             unknowns=tuple(u.describe() for u in unknowns),
             notes=notes,
         )
         exchange = Exchange(
-            model, goal.render(inputs), goal.SCHEMA, goal.NAME, deadline=deadline, budget=budget, what="plan request"
+            model=model,
+            messages=goal.render(inputs),
+            schema=goal.SCHEMA,
+            name=goal.NAME,
+            deadline=deadline,
+            budget=budget,
+            what="plan request",
         )
         checked = self._ask_goal(exchange, state)
         usage += exchange.usage

@@ -37,7 +37,7 @@ Rules:
 Answer in JSON, the goal as one string, e.g. {{"goal": "{example}"}}."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GoalInput:
     domain: Domain
     task: str

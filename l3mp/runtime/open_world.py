@@ -87,7 +87,12 @@ class OpenWorld:
     def _run_stages(self, request: TaskRequest, log: TaskLog, reason: str) -> TaskRecord:
         model, memory = self.loop.model, self.loop.memory
         assert model is not None
-        exchange = Exchange(model, stages.render(StagesInput(memory.domain, request.text)), stages.SCHEMA, stages.NAME)
+        exchange = Exchange(
+            model=model,
+            messages=stages.render(StagesInput(memory.domain, request.text)),
+            schema=stages.SCHEMA,
+            name=stages.NAME,
+        )
         asked = ask_parsed(exchange, _stage_list, 1)
         if asked.value is None:
             log.stages = Stage(request=request.text, status=TaskStatus.FAILED, reason=reason, stages=())
