@@ -3,7 +3,7 @@ through unified-planning, and our fast action evaluator (the ground truth of wha
 does), goal checking, tiered planning validated against the full state, and explanations."""
 
 from planning.errors import PlanningError
-from planning.evaluator import ActionEvaluator, GroundAction, PlanOutcome, StepOutcome
+from planning.evaluator import ActionEvaluator, GroundAction, PlanRun, StepOutcome
 from planning.explain import ExplainError, explain, numbered
 from planning.goal_checker import GoalCheck, check_goal
 from planning.goal_reader import GoalSyntaxError, parse_goal
@@ -29,7 +29,7 @@ __all__ = [
     "GoalCheck",
     "GoalSyntaxError",
     "GroundAction",
-    "PlanOutcome",
+    "PlanRun",
     "PlanResult",
     "PlanStatus",
     "PlanningError",

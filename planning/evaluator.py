@@ -86,7 +86,7 @@ class StepOutcome:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PlanOutcome:
+class PlanRun:
     """A plan's run: the steps up to and including the first that fails, and the world it left.
 
     ``goal_reached`` is ``None`` when no goal was given, and ``False`` when the plan failed
@@ -181,7 +181,7 @@ class ActionEvaluator:
             world.apply(outcome.delta)
         return outcome
 
-    def validate(self, plan: Sequence[GroundAction], world: World, goal: Formula | None = None) -> PlanOutcome:
+    def validate(self, plan: Sequence[GroundAction], world: World, goal: Formula | None = None) -> PlanRun:
         """Run ``plan`` on a copy of ``world`` up to its first failing step, then test ``goal`` if given."""
         current, steps, cost = world.copy(), [], 0.0
         for index, action in enumerate(plan):
@@ -189,7 +189,7 @@ class ActionEvaluator:
             steps.append(outcome)
             if not outcome.applicable:
                 reached = None if goal is None else False
-                return PlanOutcome(
+                return PlanRun(
                     executable=False,
                     steps=tuple(steps),
                     failed_at=index,
@@ -199,10 +199,10 @@ class ActionEvaluator:
                 )
             cost += self.cost(action, current) or 0.0
         if goal is None:
-            return PlanOutcome(executable=True, steps=tuple(steps), failed_at=None, world=current, cost=cost)
+            return PlanRun(executable=True, steps=tuple(steps), failed_at=None, world=current, cost=cost)
         reached = self.evaluate(goal, current)
         why = () if reached else tuple(f"goal: {w.english} — {w.literal} is false" for w in self._why(goal, current))
-        return PlanOutcome(
+        return PlanRun(
             executable=True,
             steps=tuple(steps),
             failed_at=None,

@@ -31,7 +31,7 @@ from kg_memory import (
     Quantified,
     Truth,
 )
-from planning import ActionEvaluator, GroundAction, PlanOutcome, World, WorldError
+from planning import ActionEvaluator, GroundAction, PlanRun, World, WorldError
 
 
 def facts(*texts: str) -> set[Fact]:
@@ -478,7 +478,7 @@ def _goal(before: World, after: World, possible: set[Fact]) -> list[tuple[Fact, 
     return [(f, True) for f in final] + [(f, False) for f in (possible | before.facts) - final]
 
 
-def _mismatch(where: str, plan: list[GroundAction], ours: PlanOutcome, theirs: UpVerdict) -> str:
+def _mismatch(where: str, plan: list[GroundAction], ours: PlanRun, theirs: UpVerdict) -> str:
     steps = " ".join(map(str, plan))
     return f"{where}: {steps}: ours executable={ours.executable} failed_at={ours.failed_at} {ours.reasons}; UP {theirs}"
 
