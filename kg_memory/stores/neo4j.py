@@ -63,6 +63,8 @@ _log = logging.getLogger(__name__)
 # Node properties that are not unary facts; a domain may not use these as predicate names.
 RESERVED_PROPERTIES = frozenset({"memory", "name", "type", "label", "attrs", "embedding", "embedding_hash", "text"})
 
+# what Neo4j answers a create whose rule another transaction has just created (IF NOT EXISTS races)
+_SAME_RULE_EXISTS = "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists"
 _SCHEMA = (
     "CREATE CONSTRAINT l3mp_memory_name IF NOT EXISTS FOR (m:Memory) REQUIRE m.name IS UNIQUE",
     "CREATE CONSTRAINT l3mp_entity_key IF NOT EXISTS FOR (e:Entity) REQUIRE (e.memory, e.name) IS UNIQUE",
@@ -157,7 +159,13 @@ class Neo4jStore(HistoryMethods):
         statements = (*_SCHEMA, *_history.SCHEMA, vector_index_statement(embedding_dimension))
         with self._errors("init schema"), self._driver.session(database=self._database) as session:
             for statement in statements:
-                session.run(statement).consume()
+                try:  # a managed transaction: retried when processes starting together deadlock on the schema
+                    session.execute_write(_run_schema_statement, statement)
+                except neo4j_errors.ClientError as exc:
+                    # another process created the same index or constraint between our IF NOT EXISTS
+                    # check and our create: what we wanted exists
+                    if exc.code != _SAME_RULE_EXISTS:
+                        raise
         self._vector_index = None
         found = self.vector_index()
         if found is not None and found[1] != embedding_dimension:
@@ -363,6 +371,10 @@ def _facts_from_rows(rows: list[list[Any]]) -> set[Fact]:
     """``[predicate, value, *args]`` rows (``value`` null but for numeric facts); a row with
     other nulls is a node deleted while we read it."""
     return {Fact.unchecked(r[0], tuple(r[2:]), r[1]) for r in rows if r[0] is not None and None not in r[2:]}
+
+
+def _run_schema_statement(tx: neo4j.ManagedTransaction, statement: str) -> None:
+    tx.run(statement).consume()
 
 
 def _memory(node: Any) -> Memory:

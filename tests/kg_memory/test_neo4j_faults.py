@@ -147,10 +147,34 @@ def test_neo4j_with_authentication(private_neo4j: PrivateNeo4j, domains: DomainR
         wrong.list_memories()
     wrong.close()
     right = Neo4jStore(private_neo4j.uri, ("neo4j", private_neo4j.password), domains, timeout=5, retry_time=1)
+    _init_schema_at_once(private_neo4j.uri, ("neo4j", private_neo4j.password), domains)
     right.init_schema()
     memory = survey(right, "guarded")
     assert memory.version == 1 and [m.name for m in right.list_memories()] == ["guarded"]
     right.close()
+
+
+def _init_schema_at_once(uri: str, auth: tuple[str, str], domains: DomainRegistry, starts: int = 4) -> None:
+    """Several processes starting together on a new database: each creates the schema, none fails."""
+    stores = [Neo4jStore(uri, auth, domains, timeout=5, retry_time=1) for _ in range(starts)]
+    ready = threading.Barrier(starts)
+    errors: list[BaseException] = []
+
+    def start(store: Neo4jStore) -> None:
+        ready.wait(60)
+        try:
+            store.init_schema()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start, args=(s,)) for s in stores]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    for store in stores:
+        store.close()
+    assert errors == [], errors
 
 
 @dataclass
