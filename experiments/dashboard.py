@@ -35,8 +35,8 @@ TARGET_PAYLOAD_BYTES = 1_000_000
 
 
 @contextmanager
-def serving(folder: Path) -> Iterator[str]:
-    """The service under uvicorn on a free 127.0.0.1 port; its base URL."""
+def serving(database: Path) -> Iterator[str]:
+    """The service over the SQLite store ``database``, under uvicorn on a free 127.0.0.1 port; its base URL."""
     import uvicorn
 
     from l3mp.service import create_app
@@ -44,7 +44,7 @@ def serving(folder: Path) -> Iterator[str]:
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(create_app(Settings(sqlite_path=folder / "dash.db")), log_level="warning", access_log=False)
+    config = uvicorn.Config(create_app(Settings(sqlite_path=database)), log_level="warning", access_log=False)
     config.timeout_graceful_shutdown = 2
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -107,7 +107,7 @@ def browser_figures(url: str, memory: str, loads: int) -> dict[str, Any]:
 
 
 def measure(entities: int, loads: int, folder: Path) -> dict[str, Any]:
-    with serving(folder) as url, httpx.Client(base_url=url, timeout=120) as client:
+    with serving(folder / "dash.db") as url, httpx.Client(base_url=url, timeout=120) as client:
         memory, count = seed(client, entities)
         server = []
         for _ in range(5):

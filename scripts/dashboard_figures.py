@@ -15,12 +15,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import socket
 import tempfile
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -51,32 +46,6 @@ def surveyed_store(path: Path) -> None:
         home.add_entities(entities, facts=facts, input="first survey of the home")
     finally:
         store.close()
-
-
-@contextmanager
-def serving(path: Path) -> Iterator[str]:
-    """The service over the store at ``path``, under uvicorn on a free 127.0.0.1 port; its base URL."""
-    import uvicorn
-
-    from l3mp.service import create_app
-    from l3mp.settings import Settings
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(create_app(Settings(sqlite_path=path)), log_level="warning", access_log=False)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        if not thread.is_alive():
-            raise SystemExit("the service did not start")
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
 
 
 def settled(page: Any) -> None:
@@ -146,6 +115,8 @@ def photograph(url: str, out: Path) -> list[Path]:
 
 
 def main() -> int:
+    from experiments.dashboard import serving
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "figures", help="where the PNG files go")
     args = parser.parse_args()
