@@ -65,9 +65,61 @@ def _depth(text: str) -> int:
 
 
 def schema_instruction(schema: Mapping[str, Any], name: str) -> str:
-    """A system-prompt paragraph asking for JSON that follows ``schema`` (for servers without json_schema)."""
-    rendered = json.dumps(schema, indent=2, sort_keys=True)
+    """A system-prompt paragraph asking for JSON of ``schema``'s shape (for servers without json_schema).
+
+    It shows the schema's :func:`outline`, not the schema: a schema built per request (enums of the
+    request's names) would make this paragraph, which leads the conversation, differ on every request,
+    and no server could reuse the prompt's cached prefix. The prompt itself lists the names."""
+    rendered = json.dumps(outline(schema), indent=2, sort_keys=True)
     return (
         f"Reply with a single JSON value named {name!r} that conforms to this JSON schema, "
         f"and nothing else (no prose, no code fences):\n{rendered}"
     )
+
+
+_WORDS = ("enum", "const", "pattern", "minItems", "maxItems", "prefixItems", "$defs", "$ref", "anyOf")
+
+
+def outline(schema: Any, defs: Mapping[str, Any] | None = None) -> Any:
+    """``schema``'s shape without its words: ``$ref`` followed, an ``enum``/``const`` as its values' type,
+    patterns and lengths dropped, ``prefixItems`` as ``items``, and the ``anyOf`` branches that are the
+    same shape merged. A schema that has none of these is returned as it is."""
+    if not isinstance(schema, Mapping):
+        return schema
+    defs = schema.get("$defs", defs) or {}
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/") and ref.removeprefix("#/$defs/") in defs:
+        return outline(defs[ref.removeprefix("#/$defs/")], defs)
+    shaped = {k: v for k, v in schema.items() if k not in _WORDS}
+    values = schema.get("enum", [schema["const"]] if "const" in schema else None)
+    if values is not None and "type" not in shaped:
+        shaped["type"] = _json_type(values)
+    if "prefixItems" in schema and "items" not in schema:
+        shaped["items"] = _merged([outline(i, defs) for i in schema["prefixItems"]])
+    if "anyOf" in schema:
+        shaped |= _merged([outline(b, defs) for b in schema["anyOf"]])
+    for key in ("properties",):
+        if isinstance(shaped.get(key), Mapping):
+            shaped[key] = {k: outline(v, defs) for k, v in shaped[key].items()}
+    if isinstance(shaped.get("items"), Mapping):
+        shaped["items"] = outline(shaped["items"], defs)
+    return shaped
+
+
+def _merged(branches: list[Any]) -> dict[str, Any]:
+    """One branch when all are the same shape, a list of types for bare types, else ``anyOf`` the distinct ones."""
+    distinct: list[Any] = []
+    for branch in branches:
+        if branch not in distinct:
+            distinct.append(branch)
+    if len(distinct) == 1 and isinstance(distinct[0], Mapping):
+        return dict(distinct[0])
+    if distinct and all(isinstance(b, Mapping) and set(b) == {"type"} and isinstance(b["type"], str) for b in distinct):
+        return {"type": [b["type"] for b in distinct]}  # {"type": ["string", "null"]}
+    return {"anyOf": distinct} if distinct else {}
+
+
+def _json_type(values: list[Any]) -> str | list[str]:
+    names = {"str": "string", "bool": "boolean", "int": "integer", "float": "number", "NoneType": "null"}
+    types = sorted({names.get(type(v).__name__, "object") for v in values})
+    return types[0] if len(types) == 1 else types

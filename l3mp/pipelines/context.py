@@ -204,7 +204,7 @@ class ModelRetrieval:
                 context=self.retriever.retrieve(memory), exchange=None, seconds=time.perf_counter() - start
             )
         inputs = QueryGraphInput(memory.domain, text)
-        exchange = exchange_for(query_graph.render(inputs), query_graph.SCHEMA, query_graph.NAME)
+        exchange = exchange_for(query_graph.render(inputs), query_graph.schema(inputs), query_graph.NAME)
         answer = ask_parsed(exchange, _query, self.retries)
         notes: tuple[str, ...] = ()
         problems = answer.problems
@@ -255,7 +255,7 @@ class ModelRetrieval:
         self, memory: WorldMemory, exchange_for: _Start, text: str
     ) -> tuple[Exchange, list[str] | None, tuple[str, ...]]:
         inputs = EntitySelectionInput(memory.domain, text, tuple(memory.entities().values()))
-        exchange = exchange_for(entity_selection.render(inputs), entity_selection.SCHEMA, entity_selection.NAME)
+        exchange = exchange_for(entity_selection.render(inputs), entity_selection.schema(inputs), entity_selection.NAME)
         names = ask_parsed(exchange, _entity_reader(memory), self.retries)
         return exchange, names.value, names.problems
 

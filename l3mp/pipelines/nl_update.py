@@ -122,7 +122,7 @@ class NLUpdater:
         exchange = Exchange(
             model=self.model,
             messages=state_change.render(inputs),
-            schema=state_change.SCHEMA,
+            schema=state_change.schema(inputs, model=self.model),
             name=state_change.NAME,
             deadline=deadline,
             budget=budget,

@@ -226,7 +226,7 @@ class TaskPlanner:
         exchange = Exchange(
             model=model,
             messages=goal.render(inputs),
-            schema=goal.SCHEMA,
+            schema=goal.schema(inputs),
             name=goal.NAME,
             deadline=deadline,
             budget=budget,

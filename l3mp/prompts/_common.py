@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kg_memory.domain import Domain, PredicateSchema
+from kg_memory.domain import ROOT_TYPE, Domain, PredicateSchema
 from kg_memory.errors import L3mpError
 from kg_memory.model import Entity, Fact
+from kg_memory.rules import GroupKind
 from l3mp.llm.base import Message
 
 ISSUES_HEADER = "Your previous answer had these problems:"
@@ -71,12 +72,13 @@ def render_predicates(domain: Domain) -> str:
 
 
 def render_types(domain: Domain) -> str:
-    """``- sink (a kind of furniture)``; the root type ``object`` is left out."""
-    lines = []
-    for name in sorted(t for t in domain.types if t != "object"):
-        parent = domain.types[name]
-        lines.append(f"- {name}" if parent in (None, "object") else f"- {name} (a kind of {parent})")
-    return "\n".join(lines)
+    """One line per type that has kinds, ``item: book, dish, pen``, sorted; the root ``object`` first."""
+    kinds: dict[str, list[str]] = {}
+    for name, parent in domain.types.items():
+        if name != ROOT_TYPE:
+            kinds.setdefault(parent or ROOT_TYPE, []).append(name)
+    order = sorted(kinds, key=lambda t: (t != ROOT_TYPE, t))
+    return "\n".join(f"{t}: {', '.join(sorted(kinds[t]))}" for t in order)
 
 
 def render_entities(entities: Sequence[Entity]) -> str:
@@ -91,12 +93,45 @@ def render_facts(facts: Sequence[Fact]) -> str:
     return "\n".join(sorted({f.display() for f in facts})) or "(none)"
 
 
-def example_fact(domain: Domain, facts: Sequence[Fact]) -> Fact | None:
-    """A fact of the context to show as an example (the first binary one with an English template, sorted):
-    small models copy a placeholder like ``{"predicate": "p"}`` back; a real fact they can follow."""
+def domain_block(domain: Domain) -> str:
+    """The text every context prompt of ``domain`` starts with, byte for byte: a server that caches
+    prompt prefixes reuses it from one call of an update (or a plan request) to the next."""
+    return (
+        f'A household robot keeps a memory of a home: facts over the predicates of the PDDL domain "{domain.name}".\n\n'
+        f"Predicates (parameters, then meaning):\n{render_predicates(domain)}\n\n"
+        f"Entity types (a type: its kinds):\n{render_types(domain)}"
+    )
+
+
+def example_predicate(domain: Domain, arity: int) -> PredicateSchema | None:
+    """The predicate of ``arity`` the static examples use: one people change, with an English template,
+    whose parameters no constant fills, earliest in the functional rules (a location: the example of a
+    move), then first by name."""
+    functional = [p.predicate for g in domain.rules.groups if g.kind == GroupKind.FUNCTIONAL for p in g.patterns]
     templates = domain.language.predicates
-    ordered = sorted(set(facts), key=lambda f: (len(f.args) != 2, f.predicate not in templates, str(f)))
-    return ordered[0] if ordered else None
+    constant_types = {t for c in domain.constants.values() for t in domain.lineage(c)}
+
+    def rank(schema: PredicateSchema) -> tuple[bool, bool, bool, int, str]:
+        place = functional.index(schema.name) if schema.name in functional else len(functional)
+        constant = any(p.type in constant_types for p in schema.parameters)
+        return (schema.static, schema.name not in templates, constant, place, schema.name)
+
+    candidates = [s for s in domain.predicates.values() if s.arity == arity and not s.numeric]
+    return min(candidates, key=rank, default=None)
+
+
+def example_args(domain: Domain, schema: PredicateSchema, number: int = 1) -> tuple[str, ...]:
+    """Names for an example fact of ``schema``, made from the domain alone (never from a request, so the
+    prompt's leading text stays the same): a constant of the parameter's type, else ``<type>_<n>``,
+    numbered apart where two parameters share a type."""
+    names: list[str] = []
+    for parameter in schema.parameters:
+        constants = sorted(c for c, t in domain.constants.items() if domain.is_subtype(t, parameter.type))
+        name = constants[0] if constants else f"{parameter.type}_{number}".replace("-", "_")
+        while name in names:
+            name = f"{parameter.type}_{number + len(names)}".replace("-", "_")
+        names.append(name)
+    return tuple(names)
 
 
 def render_example(domain: Domain, fact: Fact) -> str:

@@ -1,7 +1,12 @@
-"""The entity-selection prompt (R+): an utterance and the memory's entities → the names it concerns."""
+"""The entity-selection prompt (R+): an utterance and the memory's entities → the names it concerns.
+
+The system message is the same for every request of a domain, so a server caches it; the entity
+list and the request follow in the user message. :func:`schema` is the answer's schema for one request.
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -9,24 +14,26 @@ from typing import Any, Final
 from kg_memory.domain import Domain
 from kg_memory.model import Entity
 from l3mp.llm.base import Message
+from l3mp.prompts import schemas
 from l3mp.prompts._common import (
     check_domain,
     check_items,
     check_text,
+    domain_block,
+    example_args,
+    example_predicate,
     render_entities,
-    render_predicates,
     strict_object,
     string_array,
 )
 
 NAME: Final = "entity_selection"
 
+# The answer's shape; :func:`schema` adds the request's names.
 SCHEMA: Final[dict[str, Any]] = strict_object({"entities": string_array()})
 
-_SYSTEM: Final = """\
-You pick, from a robot's memory of a home, the entities a request is about.
-The memory relates entities with these predicates (parameters, then meaning):
-{predicates}
+_TASK: Final = """\
+Your task: pick, from the robot's memory, the entities a request is about.
 
 Rules:
 - Answer with entity names exactly as written before the parenthesis (from "{sample} (...): ..." write "{sample}"),
@@ -34,7 +41,7 @@ Rules:
 - Include every entity the request mentions or implies (e.g. the room of a piece of furniture it names).
 - Leave out entities the request does not concern.
 
-Answer in JSON, a list of names: {{"entities": ["{sample}"]}}."""
+Answer in JSON, a list of names{example}."""
 
 _USER: Final = """\
 Entities (name (type): label):
@@ -56,7 +63,24 @@ class EntitySelectionInput:
 
 
 def render(inputs: EntitySelectionInput) -> list[Message]:
-    names = sorted(e.name for e in inputs.entities)
-    system = _SYSTEM.format(predicates=render_predicates(inputs.domain), sample=names[0] if names else "mug_1")
     user = _USER.format(entities=render_entities(inputs.entities), utterance=inputs.utterance)
-    return [Message("system", system), Message("user", user)]
+    return [Message("system", system(inputs.domain)), Message("user", user)]
+
+
+def system(domain: Domain) -> str:
+    """The system message: the domain's, never the request's."""
+    predicate = example_predicate(domain, 2)
+    if predicate is None:
+        sample, example = "mug_1", ': {"entities": ["mug_1"]}'
+    else:
+        args = example_args(domain, predicate)
+        template = domain.language.predicates.get(predicate.name)
+        said = template.format(*args) if template else f"({predicate.name} {' '.join(args)})"
+        sample = args[0]
+        example = f': for "{said}" answer {json.dumps({"entities": sorted(set(args))})}'
+    return f"{domain_block(domain)}\n\n{_TASK.format(sample=sample, example=example)}"
+
+
+def schema(inputs: EntitySelectionInput) -> dict[str, Any]:
+    """The answer's schema for this request: the listed entities' names."""
+    return schemas.entity_selection_schema(inputs.entities)
