@@ -1,8 +1,10 @@
-"""Prompts, one module per task: typed inputs, ``render(inputs) -> list[Message]`` and the answer's
-JSON schema (OpenAI strict mode) as ``SCHEMA``.
+"""Prompts, one module per task: typed inputs, ``render(inputs) -> list[Message]``, the answer's shape
+as a JSON schema (OpenAI strict mode) ``SCHEMA``, and for the prompts over a context ``schema(inputs)``,
+the same shape with the request's words (:mod:`l3mp.prompts.schemas`). Their system messages depend on
+the domain only, so servers cache them; the request is the last user message.
 """
 
-from l3mp.prompts import entity_selection, goal, mentions, query_graph, stages, state_change
+from l3mp.prompts import entity_selection, goal, mentions, query_graph, schemas, stages, state_change
 from l3mp.prompts._common import ISSUES_HEADER, InvalidPromptInput, follow_up
 from l3mp.prompts.entity_selection import EntitySelectionInput
 from l3mp.prompts.goal import GoalInput
@@ -25,6 +27,7 @@ __all__ = [
     "goal",
     "mentions",
     "query_graph",
+    "schemas",
     "stages",
     "state_change",
 ]

@@ -1,13 +1,17 @@
-"""Prompts: golden renderings, strict-mode schemas, input checks and re-prompts.
+"""Prompts: golden renderings, strict-mode schemas, per-request schemas, the static prefix, input checks and re-prompts.
 
 Rewrite the golden files with ``L3MP_UPDATE_GOLDEN=1 pytest tests/l3mp/test_prompts.py`` and review the diff.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,6 +19,7 @@ import pytest
 from kg_memory.domain import Domain, DomainRegistry
 from kg_memory.errors import L3mpError
 from kg_memory.model import Entity, Fact
+from l3mp.llm._json import outline, schema_instruction
 from l3mp.llm.base import Message
 from l3mp.prompts import (
     ISSUES_HEADER,
@@ -27,8 +32,10 @@ from l3mp.prompts import (
     follow_up,
     goal,
     query_graph,
+    schemas,
     state_change,
 )
+from l3mp.prompts._common import domain_block
 from retrieval.query import QueryGraph
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -244,3 +251,150 @@ def test_empty_context_renders_none(domain: Domain) -> None:
     user = state_change.render(StateChangeInput(domain, UTTERANCE, (), ()))[1].content
     assert "Entities (name (type): label):\n(none)" in user
     assert "Current facts:\n(none)" in user
+
+
+# -- per-request schemas and the static prefix ------------------------------------------------------
+
+
+def _defs(schema: dict[str, Any]) -> dict[str, Any]:
+    return dict(schema["$defs"])
+
+
+def _branches(schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The state-change schema's edit branches by predicate."""
+    edit = _defs(schema)["edit"]
+    return {b["properties"]["predicate"]["enum"][0]: b for b in edit.get("anyOf", [edit])}
+
+
+def _resolve(schema: dict[str, Any], ref: dict[str, Any]) -> dict[str, Any]:
+    return dict(_defs(schema)[ref["$ref"].removeprefix("#/$defs/")])
+
+
+def test_state_change_schema_types_each_argument_by_its_position(domain: Domain) -> None:
+    schema = schemas.state_change_schema(domain, _entities(), dialect="tuples")
+    branches = _branches(schema)
+    for predicate, branch in branches.items():
+        assert branch["properties"]["predicate"]["enum"] == [predicate]
+        args = branch["properties"]["args"]
+        assert args["minItems"] == args["maxItems"] == len(args["prefixItems"]) == domain.predicates[predicate].arity
+    on = [_resolve(schema, r)["enum"] for r in branches["on"]["properties"]["args"]["prefixItems"]]
+    assert on == [["mug_1"], ["table_1"]]  # a dish is an item; the room and the person are not
+    person_in = [_resolve(schema, r)["enum"] for r in branches["person_in"]["properties"]["args"]["prefixItems"]]
+    assert person_in == [["alice"], ["kitchen", "living_room"]]
+
+
+def test_portable_schema_is_strict_mode_valid_and_types_arguments_by_the_predicates_parameters(domain: Domain) -> None:
+    schema = schemas.state_change_schema(domain, _entities())
+    assert list(_walk(schema)) == []
+    assert "prefixItems" not in json.dumps(schema)  # OpenAI's strict mode refuses it
+    args = _branches(schema)["on"]["properties"]["args"]
+    assert args["minItems"] == args["maxItems"] == 2
+    allowed = {n for ref in args["items"]["anyOf"] for n in _resolve(schema, ref)["enum"]}
+    assert allowed == {"mug_1", "table_1"}  # never a room, a person or a light
+
+
+def test_constants_fill_parameters_of_their_type(domain: Domain) -> None:
+    without_robot = [e for e in _entities() if e.name != "robot_1"]
+    schema = schemas.state_change_schema(domain, without_robot, dialect="tuples")
+    (robot,) = _branches(schema)["hand_empty"]["properties"]["args"]["prefixItems"]
+    assert _resolve(schema, robot)["enum"] == ["robot_1"]  # the domain's constant
+
+
+def test_predicates_without_a_well_typed_argument_are_left_out(domain: Domain) -> None:
+    no_person = [e for e in _entities() if e.type != "person"]
+    branches = _branches(schemas.state_change_schema(domain, no_person))
+    assert "person_in" not in branches and "in_hand" not in branches
+    assert {"on", "dirty", "light_on"} <= set(branches)
+
+
+def test_with_no_usable_predicate_the_schema_falls_back_to_predicate_names_with_free_arguments(domain: Domain) -> None:
+    bare = dataclasses.replace(domain, constants={})
+    schema = schemas.state_change_schema(bare, [Entity("kitchen", "room")])  # connected needs two rooms...
+    assert "connected" in _branches(schema)  # ...which one room fills twice
+    schema = schemas.state_change_schema(bare, [])
+    edit = _defs(schema)["edit"]
+    assert edit["properties"]["predicate"]["enum"] == sorted(domain.predicates)
+    assert edit["properties"]["args"] == {"type": "array", "items": {"type": "string"}}
+    assert list(_walk(schema)) == []
+
+
+def test_large_contexts_leave_the_largest_types_free(domain: Domain) -> None:
+    many = [Entity(f"mug_{i}", "dish") for i in range(schemas.MAX_NAMES + 1)]
+    schema = schemas.state_change_schema(domain, [*many, *_entities()], dialect="tuples")
+    refs = _branches(schema)["on"]["properties"]["args"]["prefixItems"]
+    assert _resolve(schema, refs[0]) == {"type": "string"}  # past the cap: any name, still verified
+    assert _resolve(schema, refs[1])["enum"] == ["table_1"]
+    total = sum(len(d.get("enum", ())) for k, d in _defs(schema).items() if k != "edit")
+    assert total <= schemas.MAX_TOTAL_NAMES
+    names = {"a": ("x",) * 400, "b": ("y",) * 400, "c": ("z",) * 400}
+    assert schemas.enumerable(names) == {"a", "b"}  # the third would pass the total
+
+
+def test_goal_schema_pattern_admits_well_typed_goals_only(domain: Domain) -> None:
+    pattern = re.compile(schemas.goal_schema(domain, _entities())["properties"]["goal"]["pattern"])
+    for good in ["(on mug_1 table_1)", "(and (in_hand mug_1 alice) (light_on lamp_1))", "(not (dirty mug_1))"]:
+        assert pattern.fullmatch(good), good
+    for bad in ["(on kitchen table_1)", "(teleported mug_1)", "(on mug_1)", "(dirty mug_9)", "(on  mug_1 table_1)"]:
+        assert not pattern.fullmatch(bad), bad
+
+
+def test_other_schemas_list_the_names_they_are_about(domain: Domain) -> None:
+    selection = schemas.entity_selection_schema(_entities())["properties"]["entities"]
+    assert selection["items"]["enum"] == sorted(e.name for e in _entities())
+    assert selection["maxItems"] == schemas.MAX_SELECTED
+    node = schemas.query_graph_schema(domain)["properties"]["nodes"]["items"]["properties"]
+    assert node["type"]["anyOf"][0]["enum"] == sorted(t for t in domain.types if t != "object")
+    assert node["id"]["enum"][0] == "n1"
+
+
+@pytest.mark.parametrize("dialect", schemas.DIALECTS)
+def test_per_request_schemas_outline_to_the_static_shape(domain: Domain, dialect: schemas.Dialect) -> None:
+    """The client's schema paragraph (leading the conversation in JSON mode) shows the outline: the same
+    for every request, so it never breaks the cached prefix."""
+    assert outline(schemas.state_change_schema(domain, _entities(), dialect=dialect)) == state_change.SCHEMA
+    assert outline(schemas.state_change_schema(domain, [], dialect=dialect)) == state_change.SCHEMA
+    assert outline(schemas.goal_schema(domain, _entities())) == goal.SCHEMA
+    assert outline(schemas.entity_selection_schema(_entities())) == entity_selection.SCHEMA
+    assert outline(schemas.query_graph_schema(domain)) == query_graph.SCHEMA
+    per_request = schemas.goal_schema(domain, _entities())
+    assert schema_instruction(per_request, "goal") == schema_instruction(goal.SCHEMA, "goal")
+
+
+def test_dialect_follows_the_clients_output_mode() -> None:
+    assert schemas.dialect_for(SimpleNamespace(mode="json_object_schema")) == "tuples"
+    assert schemas.dialect_for(SimpleNamespace(mode="json_schema")) == "portable"
+    assert schemas.dialect_for(object()) == "portable"
+
+
+def _other_context() -> tuple[list[Entity], list[Fact]]:
+    entities = [Entity("cup_7", "dish", "red cup"), Entity("sink_2", "sink"), Entity("bob", "person", "Bob")]
+    return entities, [Fact.parse("(on cup_7 sink_2)")]
+
+
+def test_system_messages_do_not_depend_on_the_request(domain: Domain) -> None:
+    """Two requests with different contexts: byte-identical system messages, each starting with the same
+    domain text, so a server reuses their cached prefix (the request is all in the last user message)."""
+    entities, facts = _other_context()
+    pairs = [
+        (
+            state_change.render(StateChangeInput(domain, UTTERANCE, _entities(), _facts())),
+            state_change.render(StateChangeInput(domain, "Bob washed the red cup.", entities, facts)),
+        ),
+        (
+            goal.render(GoalInput(domain=domain, task="Wash the mug.", entities=_entities(), facts=_facts())),
+            goal.render(GoalInput(domain=domain, task="Bring Bob the cup.", entities=entities, facts=facts)),
+        ),
+        (
+            entity_selection.render(EntitySelectionInput(domain, UTTERANCE, _entities())),
+            entity_selection.render(EntitySelectionInput(domain, "Bob washed the red cup.", entities)),
+        ),
+        (
+            query_graph.render(QueryGraphInput(domain, UTTERANCE)),
+            query_graph.render(QueryGraphInput(domain, "Bob washed the red cup.")),
+        ),
+    ]
+    for first, second in pairs:
+        assert first[0].content.encode() == second[0].content.encode()
+        assert first[0].content.startswith(domain_block(domain) + "\n\n")
+        assert first[-1] != second[-1]
+    assert "cup_7" not in pairs[0][1][0].content and "mug_1" not in pairs[0][0][0].content
