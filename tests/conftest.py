@@ -156,7 +156,8 @@ LOCAL_CTX = 2048
 
 @pytest.fixture(scope="session")
 def local_server() -> Iterator[Any]:
-    """llama.cpp's OpenAI-compatible server with the packaged GGUF (the `local` extra; `make test` has it)."""
+    """llama.cpp's OpenAI-compatible server with the packaged GGUF (the `local` extra; `make test` has it),
+    with scoring on: /v1/completions answers token log-probabilities of an echoed prompt."""
     import importlib.util
 
     from l3mp.llm.local import LocalServer, free_port, packaged_gguf
@@ -166,7 +167,7 @@ def local_server() -> Iterator[Any]:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(message + " — in CI the real-model tests must run, not skip", pytrace=False)
         pytest.skip(message)
-    server = LocalServer(gguf=packaged_gguf(), port=free_port(), ctx=LOCAL_CTX, threads=1)
+    server = LocalServer(gguf=packaged_gguf(), port=free_port(), ctx=LOCAL_CTX, threads=1, scoring=True)
     server.start(wait=180)
     try:
         yield server
