@@ -36,6 +36,7 @@ MAX_EDITS: Final = 16  # facts per side of a state change
 MAX_SELECTED: Final = 24  # entities an entity selection may name
 MAX_NODES: Final = 12  # query-graph nodes (and ids n1..n12)
 MAX_EDGES: Final = 16  # query-graph edges
+MAX_CONJUNCTS: Final = 8  # items of a goal's and/or
 _RULE_CHARS = re.compile(r"[^a-zA-Z0-9-]")
 _EDIT: Final = "edit"
 _ANY_NAME: Final = "[a-z][a-z0-9_-]*"
@@ -154,9 +155,9 @@ def _edit(schema: PredicateSchema, keys: Mapping[str, str], dialect: Dialect) ->
 
 def goal_schema(domain: Domain, entities: Iterable[Entity]) -> dict[str, Any]:
     """``{"goal": "<formula>"}``, the formula a pattern: an atom of a usable predicate with arguments of
-    its types, negated or not, alone or in one ``and`` or ``or`` of them. A type past the caps
-    (:func:`enumerable`) takes any name there; with no usable predicate, an atom is any fact predicate
-    with any names (the goal checker says what is wrong, as it always does)."""
+    its types, negated or not, alone or in one ``and`` or ``or`` of up to ``MAX_CONJUNCTS`` of them. A
+    type past the caps (:func:`enumerable`) takes any name there; with no usable predicate, an atom is
+    any fact predicate with any names (the goal checker says what is wrong, as it always does)."""
     names = typed_names(domain, entities)
     usable = usable_predicates(domain, names)
     if usable:
@@ -180,7 +181,7 @@ def goal_pattern(atoms: Sequence[tuple[str, Sequence[str]]]) -> str:
     ]
     atom = rf"\({_alternatives(alternatives)}\)"
     literal = rf"({atom}|\(not {atom}\))"
-    return rf"^({literal}|\((and|or)( {literal})+\))$"
+    return rf"^({literal}|\((and|or)( {literal}){{1,{MAX_CONJUNCTS}}}\))$"
 
 
 def _alternatives(options: Sequence[str]) -> str:
