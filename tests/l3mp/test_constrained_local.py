@@ -152,6 +152,7 @@ def test_goal_answers_are_well_typed_formulas_over_the_context(
     for task in TASKS:
         inputs = GoalInput(domain=domain, task=task, entities=_entities(), facts=_facts())
         completion = model.complete(goal.render(inputs), schema=goal.schema(inputs), name=goal.NAME)
+        assert isinstance(completion.data, dict)
         text = completion.data["goal"]
         check = check_goal(text, domain, known)
         assert check.ok, (task, text, check.issues)
