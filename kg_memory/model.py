@@ -332,6 +332,7 @@ class IssueCode(enum.StrEnum):
     DEADLINE = "deadline"  # the operation's time budget ran out before a usable answer
     PROMPT_TOO_LONG = "prompt_too_long"  # the model's server refused the prompt as over its context
     OBSERVED_ELSEWHERE = "observed_elsewhere"  # perception saw a static thing where the memory says it is not
+    NOT_SURE = "not_sure"  # what was said could mean several changes, or none clearly: asked, not guessed
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,419 @@
+"""Choosing what a report means among the readings the domain allows (:mod:`candidates`).
+
+Each reading is judged by what the report itself shows: which of the things it names the reading
+explains (a mention of "the upstairs kitchen table" is explained by a reading that puts something
+on it, or takes something off it), and whether the report's words say this way or the other
+(``[cues]`` in the domain's language: "off" for a light that stops being on). Readings against the
+words are dropped. The best reading must explain two of the things named, or one together with a
+word that says which way; when several are equally good, a :class:`Ranker` (the model) orders
+them, and the best is taken only by a clear margin. Otherwise the answer is "not sure", with the
+readings it could not tell apart. A report that names several changes ("closed the fridge and
+switched off the light") gets one reading per change, each judged on what the others left
+unexplained.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Protocol, runtime_checkable
+
+from kg_memory.domain import Domain
+from kg_memory.model import Delta, Entity
+from l3mp.llm.base import Deadline, Usage
+from l3mp.pipelines.candidates import Change
+from l3mp.pipelines.linking import Link
+from l3mp.pipelines.mentions import words
+
+MAX_CHANGES = 3  # readings taken from one report
+MIN_SUPPORT = 2  # things explained, plus one for a word that says which way
+_MISSING_WORDS = -1.0  # a reading whose predicate has words, none of which the report uses
+_MARKED = 0.5  # the word that introduces its object is the predicate's own ("into the fridge")
+MAX_TIED_FOR_RANKER = 3  # more readings alike than this is a reference to ask about, not a nuance
+
+
+class Verdict(enum.StrEnum):
+    CHANGE = "change"  # one or more readings that change the memory
+    NO_CHANGE = "no_change"  # the report says what the memory already holds
+    NOT_SURE = "not_sure"  # no reading stands out: ask, do not guess
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Judged:
+    """A reading and what the report shows for it."""
+
+    change: Change
+    explains: frozenset[str]  # the mentions (by their first entity) its own fact explains
+    words_say: float  # +1 the report's words say this way, -0.5 its predicate's words are all missing
+    recalls: frozenset[str] = frozenset()  # mentions only the facts it retires explain ("from the desk")
+    guessed: int = 0  # arguments the report did not name (a constant filled in)
+    cues: frozenset[str] = frozenset()  # the report's words that say its way
+    model: float | None = None  # the ranker's score, when it was asked
+
+    @property
+    def support(self) -> float:
+        return len(self.explains) + 0.5 * len(self.recalls - self.explains) + self.words_say - self.guessed
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ranking:
+    """The ranker's scores for some readings (higher is likelier) and what they cost."""
+
+    scores: tuple[float, ...]
+    usage: Usage = field(default_factory=Usage)
+    seconds: float = 0.0
+
+
+@runtime_checkable
+class Ranker(Protocol):
+    """Orders readings a report leaves equally supported; ``margin`` is what counts as clear."""
+
+    margin: float
+
+    def rank(self, *, report: str, readings: Sequence[str], deadline: Deadline) -> Ranking: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Choice:
+    verdict: Verdict
+    chosen: tuple[Judged, ...] = ()
+    undecided: tuple[Judged, ...] = ()  # the readings it could not tell apart (NOT_SURE)
+    reason: str = ""
+    rankings: tuple[Ranking, ...] = ()
+
+    @property
+    def delta(self) -> Delta:
+        removed = frozenset(f for j in self.chosen for f in j.change.delta.remove)
+        added = frozenset(f for j in self.chosen for f in j.change.delta.add)
+        return Delta(remove=removed, add=added)
+
+    @property
+    def usage(self) -> Usage:
+        return sum((r.usage for r in self.rankings), Usage())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mentions:
+    """The report's mentions: each a group of linked entities it could be (one, or several alike)."""
+
+    groups: Mapping[str, frozenset[str]]  # mention id → the entities it could be
+
+    @classmethod
+    def of(cls, links: Sequence[Link]) -> Mentions:
+        grouped: dict[str, set[str]] = {}
+        for found in links:
+            if found.part_of is None:
+                grouped.setdefault(found.head, set()).add(found.entity)
+        return cls(groups={min(names): frozenset(names) for names in grouped.values()})
+
+    def explained_by(self, names: frozenset[str]) -> frozenset[str]:
+        return frozenset(m for m, group in self.groups.items() if group & names)
+
+    @property
+    def named(self) -> frozenset[str]:
+        return frozenset(n for group in self.groups.values() for n in group)
+
+
+def judge(
+    domain: Domain,
+    report: str,
+    changes: Sequence[Change],
+    mentions: Mentions,
+    *,
+    labels: Mapping[str, str],
+) -> tuple[Judged, ...]:
+    """Every reading the report's words do not contradict, with what supports it."""
+    clauses = _clauses(report)
+    judged = []
+    for change in changes:
+        said = _about(clauses, labels.get(change.fact.args[0], change.fact.args[0]))
+        way = _words_say(domain, said, change)
+        if way.value == _MISSING_WORDS:  # nothing said in its own clauses: what the whole report says
+            way = _words_say(domain, " ".join(w for c in clauses for w in c), change)
+        if way.value is None:
+            continue
+        own = frozenset(change.fact.args)
+        retired = frozenset(a for f in change.retired for a in f.args)
+        judged.append(
+            Judged(
+                change=change,
+                explains=mentions.explained_by(own),
+                words_say=way.value + _MARKED * _marked(domain, report, change, labels),
+                cues=way.cues,
+                recalls=mentions.explained_by(retired),
+                guessed=len(own - mentions.named),
+            )
+        )
+    return tuple(judged)
+
+
+def choose(
+    domain: Domain,
+    report: str,
+    judged: Sequence[Judged],
+    *,
+    labels: Mapping[str, str],
+    ranker: Ranker | None,
+    deadline: Deadline,
+) -> Choice:
+    """The readings the report means (see the module)."""
+    chosen: list[Judged] = []
+    rankings: list[Ranking] = []
+    left = list(judged)
+    while len(chosen) < MAX_CHANGES:
+        explained = frozenset(m for j in chosen for m in j.explains | j.recalls)
+        fresh = [_minus(j, explained, chosen) for j in left if _fits_with(j, chosen)]
+        fresh = [j for j in fresh if _acceptable(j)]
+        if not fresh:
+            break
+        top = max(j.support for j in fresh)
+        tied = [j for j in fresh if j.support == top]
+        if any(not j.change.already for j in tied):
+            tied = [j for j in tied if not j.change.already]  # a report is news before it is a confirmation
+        if len(tied) > 1 and _apart(tied):
+            chosen.extend(tied)  # "the bedside lamp and the overhead light": each its own change
+            left = [j for j in left if j not in tied and j.change not in {t.change for t in tied}]
+            continue
+        if len(tied) > MAX_TIED_FOR_RANKER:
+            if chosen:
+                break
+            return Choice(verdict=Verdict.NOT_SURE, undecided=tuple(tied), reason=_unsure(domain, tied, labels))
+        if len(tied) > 1:
+            picked, ranking = _break_tie(domain, report, tied, labels=labels, ranker=ranker, deadline=deadline)
+            if ranking is not None:
+                rankings.append(ranking)
+            if picked is None:
+                if chosen:
+                    break  # what was clear stays; the rest is left unsaid
+                return Choice(
+                    verdict=Verdict.NOT_SURE,
+                    undecided=tuple(tied),
+                    reason=_unsure(domain, tied, labels),
+                    rankings=tuple(rankings),
+                )
+            tied = [picked]
+        chosen.append(tied[0])
+        left = [j for j in left if j.change != tied[0].change]
+    if not chosen:
+        return Choice(verdict=Verdict.NOT_SURE, reason="the report names no change clearly enough", rankings=())
+    if all(j.change.already for j in chosen):
+        return Choice(verdict=Verdict.NO_CHANGE, chosen=tuple(chosen), rankings=tuple(rankings))
+    changing = [j for j in chosen if not j.change.already]
+    changing.extend(_beside(judged, changing))
+    return Choice(verdict=Verdict.CHANGE, chosen=tuple(changing), rankings=tuple(rankings))
+
+
+def _acceptable(judged: Judged) -> bool:
+    """Enough support, and, for a reading that changes nothing, words that say so."""
+    if not judged.explains or judged.support < MIN_SUPPORT:
+        return False
+    return not judged.change.already or judged.words_say > 0
+
+
+def _apart(tied: Sequence[Judged]) -> bool:
+    """Changes of different subjects that do not overlap, each explaining something no other does
+    ("came into the hallway and was handed the album")."""
+    for i, one in enumerate(tied):
+        others = [t for t in tied if t is not one]
+        if one.change.already or not one.explains - frozenset(m for t in others for m in t.explains):
+            return False
+        if not _fits_with(one, tied[i + 1 :]):
+            return False
+    return True
+
+
+def _beside(judged: Sequence[Judged], chosen: Sequence[Judged]) -> list[Judged]:
+    """More changes of a chosen subject that the report's own words name ("empty and dirty now"):
+    a fact that simply starts or stops, of another predicate, touching none of the chosen facts."""
+    taken = {(j.change.fact.args[0], j.change.fact.predicate) for j in chosen}
+    subjects = {subject for subject, _ in taken}
+    extra: list[Judged] = []
+    for candidate in judged:
+        change = candidate.change
+        if change.already or change.retired or candidate.words_say < 1 or change.fact.args[0] not in subjects:
+            continue
+        if (change.fact.args[0], change.fact.predicate) in taken:
+            continue
+        facts = change.delta.remove | change.delta.add
+        if any(facts & (j.change.delta.remove | j.change.delta.add) for j in [*chosen, *extra]):
+            continue
+        extra.append(candidate)
+        taken.add((change.fact.args[0], change.fact.predicate))
+    return extra
+
+
+def _minus(judged: Judged, explained: frozenset[str], chosen: Sequence[Judged]) -> Judged:
+    """``judged`` for what is left to explain: the mentions and the words a chosen reading of the
+    same predicate has used do not support it again ("Ben's gone to the TV room with James")."""
+    used = frozenset(c for j in chosen if j.change.fact.predicate == judged.change.fact.predicate for c in j.cues)
+    words_say = judged.words_say
+    if judged.cues and judged.cues <= used:
+        words_say = min(words_say, 0.0)
+    return Judged(
+        change=judged.change,
+        explains=judged.explains - explained,
+        words_say=words_say,
+        recalls=judged.recalls - explained,
+        guessed=judged.guessed,
+        cues=judged.cues,
+    )
+
+
+def _fits_with(candidate: Judged, chosen: Sequence[Judged]) -> bool:
+    """A further reading speaks of another subject and touches none of the facts of one taken."""
+    mine = candidate.change.delta
+    for taken in chosen:
+        if candidate.change.fact.args[:1] == taken.change.fact.args[:1]:
+            return False
+        theirs = taken.change.delta
+        if (mine.remove | mine.add) & (theirs.remove | theirs.add):
+            return False
+    return True
+
+
+def _break_tie(
+    domain: Domain,
+    report: str,
+    tied: Sequence[Judged],
+    *,
+    labels: Mapping[str, str],
+    ranker: Ranker | None,
+    deadline: Deadline,
+) -> tuple[Judged | None, Ranking | None]:
+    if ranker is None:
+        return None, None
+    texts = [j.change.english(domain, labels) for j in tied]
+    ranking = ranker.rank(report=report, readings=texts, deadline=deadline)
+    order = sorted(range(len(tied)), key=lambda i: -ranking.scores[i])
+    best, second = ranking.scores[order[0]], ranking.scores[order[1]]
+    if best - second < ranker.margin:
+        return None, ranking
+    winner = tied[order[0]]
+    scored = replace(winner, model=ranking.scores[order[0]])
+    return scored, ranking
+
+
+def _unsure(domain: Domain, tied: Sequence[Judged], labels: Mapping[str, str]) -> str:
+    shown = sorted({j.change.english(domain, labels) for j in tied})
+    listed = "; ".join(f'"{s}"' for s in shown[:5]) + (f" and {len(shown) - 5} more" if len(shown) > 5 else "")
+    return f"not sure which is meant: {listed}"
+
+
+_CLAUSE_BREAK = re.compile(r"[.;,:!?]|\b(?:and|but|so|then|while|because)\b")
+_BACK_REFERENCE = frozenset({"it", "them", "they"})
+_STILL = ("still", "already", "as before", "same as before", "as it was", "nobody touched")
+
+
+def _clauses(report: str) -> list[list[str]]:
+    return [w for part in _CLAUSE_BREAK.split(report.lower()) if (w := words(part))]
+
+
+def _about(clauses: Sequence[Sequence[str]], label: str) -> str:
+    """The words said about the thing labelled ``label``: the clauses that name it (by its last word)
+    and those right after that refer back to it; the whole report when none names it."""
+    head = words(label)[-1:] or [""]
+    picked: list[str] = []
+    following = False
+    for clause in clauses:
+        if head[0] in clause:
+            picked.extend(clause)
+            following = True
+        elif following and _BACK_REFERENCE & set(clause):
+            picked.extend(clause)
+        else:
+            following = False
+    return " ".join(picked or [w for c in clauses for w in c])
+
+
+def _marked(domain: Domain, report: str, change: Change, labels: Mapping[str, str]) -> int:
+    """1 when one of the predicate's ``[markers]`` stands right before (within three words of) the
+    last word of its second argument's name in the report, else 0."""
+    markers = domain.language.markers.get(change.fact.predicate)
+    if not markers or len(change.fact.args) < 2 or not change.becomes or change.already:
+        return 0
+    head = words(labels.get(change.fact.args[1], change.fact.args[1]))[-1:]
+    tokens = re.findall(r"[a-z0-9]+", report.lower())
+    for i, token in enumerate(tokens):
+        if head and _singular(token) == head[0] and set(tokens[max(0, i - 4) : i]) & set(markers):
+            return 1
+    return 0
+
+
+def _singular(word: str) -> str:
+    return words(word)[0] if words(word) else word
+
+
+@dataclass(frozen=True, slots=True)
+class _Said:
+    """What the report's words say of a reading: ``value`` (None: the other way) and the cues used."""
+
+    value: float | None
+    cues: frozenset[str] = frozenset()
+
+
+def _words_say(domain: Domain, said: str, change: Change) -> _Said:
+    """+1 when the report's words say this way, None when they say the other way (the reading is
+    dropped), a penalty when the predicate has words and the report uses none, else 0. Words for
+    both ways: the way said more often, or said last ("left it on, so I switched it off"); a word
+    after "not" says the other way ("isn't dirty"). A reading that changes nothing is supported only
+    by words that say so ("still", "already")."""
+    if change.already:
+        return _Said(1.0, frozenset(_STILL)) if _found(said, _STILL, ()) else _Said(0.0)
+    cues = domain.language.cues.get(change.fact.predicate)
+    if cues is None:
+        return _Said(0.0)
+    add, remove = _found(said, cues.add, cues.remove), _found(said, cues.remove, cues.add)
+    becoming = [at for at, negated, _ in add if not negated] + [at for at, negated, _ in remove if negated]
+    stopping = [at for at, negated, _ in remove if not negated] + [at for at, negated, _ in add if negated]
+    if not becoming and not stopping:
+        return _Said(_MISSING_WORDS)
+    if not becoming or not stopping:
+        says_becomes = bool(becoming)
+    elif len(becoming) != len(stopping):
+        says_becomes = len(becoming) > len(stopping)
+    else:
+        says_becomes = max(becoming) > max(stopping)
+    if says_becomes != change.becomes:
+        return _Said(None)
+    return _Said(1.0, frozenset(cue for _, _, cue in add + remove))
+
+
+_NEGATIONS = frozenset({"not", "isn", "aren", "wasn", "weren", "no", "never", "hasn", "haven", "didn", "don", "doesn"})
+
+
+def _found(said: str, cues: Sequence[str], others: Sequence[str]) -> list[tuple[int, bool, str]]:
+    """Where ``cues`` are said, whether after a negation, and which; a cue inside a longer one that
+    is also said counts only as that one ("off" in "shut off"; "ringing" in "stopped ringing")."""
+    mine = _spans(said, cues)
+    every = set(mine) | set(_spans(said, others))
+    found = []
+    for (start, end), cue in sorted(mine.items()):
+        if any(o != (start, end) and o[0] <= start and end <= o[1] for o in every):
+            continue
+        before = said[:start].split()[-2:]
+        found.append((start, bool(_NEGATIONS & set(before)), cue))
+    return found
+
+
+def _spans(said: str, cues: Sequence[str]) -> dict[tuple[int, int], str]:
+    spans: dict[tuple[int, int], str] = {}
+    for cue in cues:
+        phrase = " ".join(words(cue))
+        if phrase:
+            pattern = rf"(?<![a-z0-9]){re.escape(phrase)}(?![a-z0-9])"
+            spans.update({(m.start(), m.end()): cue for m in re.finditer(pattern, said)})
+    return spans
+
+
+def labels_of(entities: Mapping[str, Entity]) -> dict[str, str]:
+    """What to call each entity in English: ``the purple mug``; a capitalised label is a name."""
+    named: dict[str, str] = {}
+    for name, entity in entities.items():
+        label = entity.label or name.replace("_", " ")
+        named[name] = label if label[:1].isupper() else f"the {label}"  # a name, or a thing
+    return named
+
+
+__all__ = ["Choice", "Judged", "Mentions", "Ranker", "Ranking", "Verdict", "choose", "judge", "labels_of"]

@@ -1,0 +1,97 @@
+"""Natural-language updates for small models: choose among the changes the domain allows.
+
+The entities a report names are found by their labels (:mod:`linking`); every change the domain's
+types and rules allow over them is built from the state (:mod:`candidates`); the report's own words
+and a model that ranks readings pick the ones it means (:mod:`choosing`). The delta is verified and
+applied as any other; a report that names no change clearly is recorded as rejected with the readings
+it could not tell apart, and nothing is guessed. The model never writes a fact.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from kg_memory.memory import WorldMemory
+from kg_memory.model import Entity, Issue, IssueCode, Update, UpdateSource
+from l3mp.llm.base import Deadline, DeadlinePassed, ModelUnavailable, Usage
+from l3mp.pipelines.candidates import candidate_changes
+from l3mp.pipelines.choosing import Choice, Mentions, Ranker, Verdict, choose, judge, labels_of
+from l3mp.pipelines.linking import link
+
+
+class ChoosingReader:
+    """Reads one report into a recorded update (see the module); ``ranker`` None is words alone."""
+
+    def __init__(self, memory: WorldMemory, ranker: Ranker | None, *, verify: bool = True, attempts: int = 3) -> None:
+        self.memory = memory
+        self.ranker = ranker
+        self.verify = verify
+        self.attempts = attempts
+
+    def read(self, text: str, *, deadline: Deadline) -> tuple[Update, Choice | None, Usage]:
+        start = time.perf_counter()
+        domain = self.memory.domain
+        entities = _with_constants(self.memory.entities(), domain.constant_entities())
+        labels = labels_of(entities)
+        links = link(text, entities, domain)
+        named = [k.entity for k in links if k.part_of is None]
+        changes = candidate_changes(domain, self.memory.facts(), entities, named)
+        judged = judge(domain, text, changes, Mentions.of(links), labels=labels)
+        try:
+            choice = choose(domain, text, judged, labels=labels, ranker=self.ranker, deadline=deadline)
+        except (DeadlinePassed, ModelUnavailable) as exc:
+            if isinstance(exc, ModelUnavailable) and not exc.timed_out:
+                raise
+            issue = Issue(IssueCode.DEADLINE, None, f"{exc}: say it again, or more simply")
+            meta = self._meta(None, links=len(named), readings=len(judged), start=start)
+            return self.memory.reject(source=UpdateSource.NL, input=text, issues=[issue], meta=meta), None, Usage()
+        meta = self._meta(choice, links=len(named), readings=len(judged), start=start)
+        return self._record(text, choice, meta), choice, choice.usage
+
+    def _record(self, text: str, choice: Choice, meta: dict[str, Any]) -> Update:
+        if choice.verdict is Verdict.NOT_SURE:
+            issue = Issue(IssueCode.NOT_SURE, None, f"{choice.reason}: say which, or say it another way")
+            return self.memory.reject(source=UpdateSource.NL, input=text, issues=[issue], meta=meta)
+        outcome = self.memory.try_apply(
+            choice.delta,
+            source=UpdateSource.NL,
+            input=text,
+            meta=meta,
+            attempts=self.attempts,
+            verify=self.verify,
+        )
+        if isinstance(outcome, Update):
+            return outcome
+        return self.memory.reject(
+            source=UpdateSource.NL, input=text, issues=outcome.issues, delta=choice.delta, meta=meta
+        )
+
+    def _meta(self, choice: Choice | None, *, links: int, readings: int, start: float) -> dict[str, Any]:
+        usage = choice.usage if choice is not None else Usage()
+        model_seconds = sum(r.seconds for r in choice.rankings) if choice is not None else 0.0
+        meta: dict[str, Any] = {
+            "pipeline": "nl",
+            "reader": "choose",
+            "verified": self.verify,
+            "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens},
+            "timings": {"total": round(time.perf_counter() - start, 6), "model": round(model_seconds, 6)},
+            "choice": {"named": links, "readings": readings},
+        }
+        if choice is not None:
+            meta["choice"] |= {
+                "verdict": str(choice.verdict),
+                "chosen": [str(j.change) for j in choice.chosen],
+                "undecided": [str(j.change) for j in choice.undecided],
+                "ranked": len(choice.rankings),
+            }
+        return meta
+
+
+def _with_constants(entities: Mapping[str, Entity], constants: tuple[Entity, ...]) -> dict[str, Entity]:
+    """The memory's entities and the domain's constants ("water", "robot_1"), which can be named too."""
+    return {**{c.name: c for c in constants}, **entities}
+
+
+__all__ = ["ChoosingReader"]
