@@ -26,6 +26,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from l3mp.llm.base import LLMError
 
@@ -240,10 +241,12 @@ def free_port() -> int:
 class LocalServer:
     """llama.cpp's server as a child process on 127.0.0.1; ``start`` waits until /v1/models answers.
 
-    ``scoring`` loads the model with ``logits_all``, which /v1/completions needs for ``logprobs`` (the
-    log-probability of each token of an echoed prompt). llama-cpp-python reuses the longest common
-    prefix of consecutive requests on its own; ``cache_bytes`` adds its RAM cache of whole states,
-    which helps only when requests alternate between different prefixes.
+    ``scoring`` loads the model with ``logits_all``, which /v1/completions needs for ``logprobs``, and
+    serves POST /v1/score as well (:func:`score_tokens`): the echoed prompt's logprobs of
+    llama-cpp-python are one token late and cost a Python sort of the vocabulary per token.
+    llama-cpp-python reuses the longest common prefix of consecutive requests on its own;
+    ``cache_bytes`` adds its RAM cache of whole states, which helps only when requests alternate
+    between different prefixes (it saves a state after every request).
     """
 
     gguf: Path
@@ -267,8 +270,9 @@ class LocalServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def command(self) -> list[str]:
+        server = "l3mp.llm.local" if self.scoring else "llama_cpp.server"
         command = [
-            sys.executable, "-m", "llama_cpp.server",
+            sys.executable, "-m", server,
             "--model", str(self.gguf), "--model_alias", self.alias,
             "--host", "127.0.0.1", "--port", str(self.port),
             "--n_ctx", str(self.ctx), "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
@@ -323,3 +327,72 @@ class LocalServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+# -- scoring, inside the server process -------------------------------------------------------------
+
+
+def score_tokens(llama: Any, prompt: str, continuation: str) -> dict[str, Any]:
+    """The log-probability of each token of ``continuation`` after ``prompt``, from a ``logits_all``
+    model (a ``llama_cpp.Llama``): the prompt's tokens that the context already holds are reused, and
+    only the continuation's rows of logits are normalised."""
+    import numpy as np
+
+    if not getattr(llama, "_logits_all", False):
+        raise ValueError("scoring needs the model loaded with logits_all")
+    context = llama.tokenize(prompt.encode("utf-8"), special=True)  # as /v1/completions does: same cache
+    scored = llama.tokenize(continuation.encode("utf-8"), add_bos=False)
+    ids = context + scored
+    if not context or not scored:
+        raise ValueError(f"the prompt ({len(context)}) and the continuation ({len(scored)}) need tokens")
+    if len(ids) > llama.n_ctx():
+        raise ValueError(f"{len(ids)} tokens do not fit the context of {llama.n_ctx()}")
+    reused = min(llama.longest_token_prefix(llama._input_ids.tolist(), ids), len(ids) - 1)
+    llama.n_tokens = reused  # eval drops the rest of the context's memory from here
+    llama.eval(ids[reused:])
+    rows = np.asarray(llama.scores[len(context) - 1 : len(ids) - 1], dtype=np.float64)  # row i predicts i+1
+    top = rows.max(axis=1)
+    values = rows[np.arange(len(scored)), scored] - top - np.log(np.exp(rows - top[:, None]).sum(axis=1))
+    pieces = [
+        llama.detokenize([token], prev_tokens=ids[: len(context) + n]).decode("utf-8", errors="replace")
+        for n, token in enumerate(scored)
+    ]
+    return {
+        "tokens": pieces,
+        "token_logprobs": values.tolist(),
+        "logprob": float(values.sum()),
+        "prompt_tokens": len(context),
+        "reused_tokens": reused,
+    }
+
+
+def _add_score_route() -> None:
+    """POST /v1/score {"prompt", "continuation"} on llama-cpp-python's router, behind its model lock."""
+    from fastapi import Body, Depends, HTTPException
+    from llama_cpp.server import app as served
+    from starlette.concurrency import run_in_threadpool
+
+    json_body, the_model = Body(...), Depends(served.get_llama_proxy)  # FastAPI reads them as defaults
+
+    async def score(body: dict[str, Any] = json_body, proxy: Any = the_model) -> Any:
+        prompt, continuation = body.get("prompt"), body.get("continuation")
+        if not isinstance(prompt, str) or not isinstance(continuation, str):
+            raise HTTPException(status_code=400, detail="prompt and continuation must be strings")
+        try:
+            return await run_in_threadpool(score_tokens, proxy(body.get("model")), prompt, continuation)
+        except ValueError as exc:
+            raise HTTPException(status_code=400, detail=str(exc)) from exc
+
+    served.router.add_api_route("/v1/score", score, methods=["POST"], dependencies=[Depends(served.authenticate)])
+
+
+def main() -> None:
+    """``python -m l3mp.llm.local ARGS``: llama-cpp-python's server (same arguments) with /v1/score."""
+    from llama_cpp.server.__main__ import main as serve
+
+    _add_score_route()
+    serve()  # type: ignore[no-untyped-call]
+
+
+if __name__ == "__main__":
+    main()

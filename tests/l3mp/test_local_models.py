@@ -10,6 +10,7 @@ import importlib.util
 import json
 import os
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -89,9 +90,11 @@ def test_a_record_must_pin_its_packages() -> None:
 
 def test_the_server_command_carries_scoring_the_chat_format_and_the_cache() -> None:
     plain = LocalServer(gguf=Path("m.gguf")).command()
+    assert plain[plain.index("-m") + 1] == "llama_cpp.server"
     assert plain[plain.index("--logits_all") + 1] == "false"
     assert "--chat_format" not in plain and "--cache" not in plain
     full = LocalServer(gguf=Path("m.gguf"), scoring=True, chat_format="gemma", cache_bytes=1 << 20).command()
+    assert full[full.index("-m") + 1] == "l3mp.llm.local"  # the same server, with /v1/score
     assert full[full.index("--logits_all") + 1] == "true"
     assert full[full.index("--chat_format") + 1] == "gemma"
     assert full[full.index("--cache_size") + 1] == str(1 << 20)
@@ -245,6 +248,60 @@ def test_echoed_log_probabilities_are_one_token_late_in_this_llama_cpp_python(lo
     before = [float(rows[i - 1, ids[i]]) for i in range(1, len(ids))]  # log P(token i | the tokens before it)
     assert served[1 : len(ids)] == pytest.approx(after, abs=1e-3)
     assert served[1 : len(ids)] != pytest.approx(before, abs=1e-3)
+
+
+def score(server: LocalServer, prompt: str, continuation: str) -> dict[str, Any]:
+    _, reply = post(server, "/score", {"prompt": prompt, "continuation": continuation})
+    return reply
+
+
+def reference(server: LocalServer, prompt: str, continuation: str) -> list[float]:
+    """log P(token | the tokens before it) for the continuation's tokens, from the model's own logits here."""
+    from llama_cpp import Llama
+
+    model = Llama(model_path=str(server.gguf), n_ctx=256, logits_all=True, verbose=False)
+    try:
+        context = model.tokenize(prompt.encode(), special=True)
+        ids = context + model.tokenize(continuation.encode(), add_bos=False)
+        model.eval(ids)
+        rows = log_softmax(model.scores[: len(ids)])
+    finally:
+        model.close()
+    return [float(rows[i - 1, ids[i]]) for i in range(len(context), len(ids))]
+
+
+@pytest.mark.slow
+def test_score_gives_each_continuation_token_its_log_probability_after_the_text(local_server: LocalServer) -> None:
+    prompt, continuation = "The mug is in the kitchen. The robot looks for the mug in the", " kitchen."
+    reply = score(local_server, prompt, continuation)
+    assert "".join(reply["tokens"]) == continuation
+    assert reply["token_logprobs"] == pytest.approx(reference(local_server, prompt, continuation), abs=1e-3)
+    assert reply["logprob"] == pytest.approx(sum(reply["token_logprobs"]))
+
+
+@pytest.mark.slow
+def test_score_ranks_the_likely_continuation_first(local_server: LocalServer) -> None:
+    prompt = "The mug is in the kitchen. The robot looks for the mug in the"
+    assert score(local_server, prompt, " kitchen.")["logprob"] > score(local_server, prompt, " volcano.")["logprob"]
+
+
+@pytest.mark.slow
+def test_score_reuses_the_shared_prefix_and_answers_as_if_fresh(local_server: LocalServer) -> None:
+    prefix = sentences(0, 30)
+    completions(local_server, sentences(300, 330))  # nothing shared: the first candidate is evaluated whole
+    fresh = score(local_server, prefix, " The mug is in the bedroom.")
+    assert fresh["reused_tokens"] < 10
+    score(local_server, prefix, " The mug is in the kitchen.")
+    again = score(local_server, prefix, " The mug is in the bedroom.")
+    assert again["reused_tokens"] >= again["prompt_tokens"]
+    assert again["token_logprobs"] == pytest.approx(fresh["token_logprobs"], abs=1e-3)
+
+
+@pytest.mark.slow
+def test_score_without_a_continuation_is_a_bad_request(local_server: LocalServer) -> None:
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        score(local_server, "The mug", "")
+    assert refused.value.code == 400 and "need tokens" in refused.value.read().decode()
 
 
 @pytest.mark.slow
