@@ -1,13 +1,14 @@
 """The packaged local models on this machine: for each installed one and 1 and 2 threads, load time, RSS,
 prompt evaluation and generation tokens/s, and the time to score candidate sentences after a shared
-prefix through /v1/completions (echo + logprobs, one request per candidate, the prefix reused); then RSS
-with and without scoring (``logits_all``) at two context sizes.
+prefix, one request per candidate with the prefix reused: through l3mp's /v1/score, and through
+/v1/completions with echo + logprobs; then RSS with and without scoring (``logits_all``) at two
+context sizes.
 
     python -m experiments.models [--models smollm2-135m,gemma3-270m] [--threads 1,2] [--candidates 20]
-        [--budget 120] [--out experiments/results/models.json]
+        [--echoes 1] [--out experiments/results/models.json]
 
-A scoring pass stops after ``--budget`` seconds: it reports the candidates it scored, their mean and the
-projection to all of them (marked as such).
+The echo path formats every prompt token's log-probabilities in Python (a sort of the vocabulary per
+token), so only ``--echoes`` candidates take it; the total for all of them is projected from those.
 """
 
 from __future__ import annotations
@@ -109,41 +110,49 @@ def speeds(model: PackagedModel, threads: int) -> dict[str, Any]:
     }
 
 
-def scoring(model: PackagedModel, threads: int, candidates: int, budget: float) -> dict[str, Any]:
-    """Candidate sentences scored after a shared prefix (echo + logprobs), scoring on; then the same
-    requests without echo, which is the model's share of the time."""
+def score(server: LocalServer, prefix: str, candidate: str) -> float:
+    seconds, reply = post(server, "/v1/score", {"prompt": prefix, "continuation": candidate})
+    assert len(reply["token_logprobs"]) > 0
+    return seconds
+
+
+def echo(server: LocalServer, prefix: str, candidate: str) -> float:
+    seconds, reply = completion(server, prefix + candidate, echo=True, logprobs=1)
+    assert reply["choices"][0]["logprobs"]["token_logprobs"][-2] is not None
+    return seconds
+
+
+def scoring(model: PackagedModel, threads: int, candidates: int, echoes: int) -> dict[str, Any]:
+    """Candidate sentences scored after a shared prefix, scoring on: through /v1/score, all of them;
+    through /v1/completions with echo + logprobs, the first ``echoes`` (each as costly as the next)."""
     server, load_s = started(model, threads=threads, scoring=True, ctx=2048)
     try:
         prefix = text_of(server, PREFIX_TOKENS)
-        sentences = [sentence(1000 + n) for n in range(candidates)]
-        prompt_s, reply = completion(server, text_of(server, PROMPT_TOKENS, first=500))
-        first_s, reply = completion(server, prefix + sentences[0], echo=True, logprobs=1)
-        prompt_tokens = reply["usage"]["prompt_tokens"]
-        scored, spent = [], 0.0
-        for candidate in sentences[1:]:
-            seconds, reply = completion(server, prefix + candidate, echo=True, logprobs=1)
-            assert reply["choices"][0]["logprobs"]["token_logprobs"][-2] is not None
-            scored.append(seconds)
-            spent += seconds
-            if spent > budget:
-                break
-        model_only = [completion(server, prefix + candidate)[0] for candidate in sentences[1 : 1 + len(scored)]]
+        sentences = [" " + sentence(1000 + n).strip() for n in range(candidates)]
+        prompt_s, _ = completion(server, text_of(server, PROMPT_TOKENS, first=500))
+        first_s = score(server, prefix, sentences[0])  # evaluates the prefix too
+        rest = [score(server, prefix, candidate) for candidate in sentences[1:]]
+        _, reply = post(server, "/v1/score", {"prompt": prefix, "continuation": sentences[0]})
+        _, rss_score_peak = rss_mb(server)
+        echoed = [echo(server, prefix, candidate) for candidate in sentences[1 : 1 + echoes]]
         _, rss_peak = rss_mb(server)
     finally:
         server.stop()
-    mean = sum(scored) / len(scored)
+    echo_mean = sum(echoed) / len(echoed) if echoed else None
     return {
         "load_s": round(load_s, 2),
         "prompt_tokens_per_s_scoring_on": round(PROMPT_TOKENS / prompt_s, 1),
-        "scored_prompt_tokens": prompt_tokens,
-        "first_candidate_s": round(first_s, 2),  # evaluates the prefix too
-        "candidates_measured": len(scored),
-        "candidate_mean_s": round(mean, 3),
-        "candidate_eval_only_mean_s": round(sum(model_only) / len(model_only), 3),
-        "all_candidates_s": round(first_s + sum(scored), 1),
-        "all_candidates_projected_s": round(first_s + mean * (candidates - 1), 1),
-        "projected": len(scored) < candidates - 1,
-        "rss_peak_mb": rss_peak,
+        "prefix_tokens": reply["prompt_tokens"],
+        "candidate_tokens": len(reply["token_logprobs"]),
+        "score_first_s": round(first_s, 2),
+        "score_candidate_mean_s": round(sum(rest) / len(rest), 3),
+        "score_all_s": round(first_s + sum(rest), 2),
+        "echo_candidates_measured": len(echoed),
+        "echo_candidate_mean_s": None if echo_mean is None else round(echo_mean, 2),
+        # the prefix evaluated once, then every candidate at the measured echo cost
+        "echo_all_projected_s": None if echo_mean is None else round(first_s + echo_mean * (candidates - 1), 1),
+        "rss_peak_score_mb": rss_score_peak,
+        "rss_peak_mb": rss_peak,  # after the echoes too
     }
 
 
@@ -168,10 +177,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--models", default=",".join(MODELS), help="packaged model names, comma-separated")
     parser.add_argument("--threads", default="1,2", help="thread counts, comma-separated")
     parser.add_argument("--candidates", type=int, default=20)
-    parser.add_argument("--budget", type=float, default=120.0, help="seconds of scoring per run before projecting")
+    parser.add_argument("--echoes", type=int, default=1, help="candidates also scored through echo + logprobs")
     parser.add_argument("--contexts", default="2048,8192", help="context sizes for the RSS table")
     args = parser.parse_args(argv)
-    console = Console(width=180)
+    console = Console(width=200)
     names = [name for name in args.models.split(",") if MODELS[name].installed()]
     threads = [int(t) for t in args.threads.split(",")]
     runs: list[dict[str, Any]] = []
@@ -181,34 +190,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         for count in threads:
             console.print(f"{name}, {count} thread(s)")
             run = {"model": name, "threads": count, **speeds(model, count)}
-            run["scoring"] = scoring(model, count, args.candidates, args.budget)
+            run["scoring"] = scoring(model, count, args.candidates, args.echoes)
             runs.append(run)
             console.print(run)
+            write_results(args.out, results(args, runs, memory, complete=False))
         memory[name] = rss_by_context(model, [int(c) for c in args.contexts.split(",")])
         console.print(memory[name])
-    machine = machine_info(llama_cpp_python=_llama_version())
-    results = {**header("models", args, machine), "runs": runs, "rss_by_context": memory}
-    write_results(args.out, results)
+    write_results(args.out, results(args, runs, memory, complete=True))
     console.print(table(runs))
     console.print(memory_table(memory))
     return 0
 
 
+def results(
+    args: Any, runs: list[dict[str, Any]], memory: dict[str, list[dict[str, Any]]], *, complete: bool
+) -> dict[str, Any]:
+    """The results file, written after each run too (``complete`` false until the end)."""
+    machine = machine_info(llama_cpp_python=_llama_version())
+    return {**header("models", args, machine), "complete": complete, "runs": runs, "rss_by_context": memory}
+
+
 def table(runs: list[dict[str, Any]]) -> Table:
-    out = Table(title="packaged models (scoring: candidates after a shared prefix, echo + logprobs)")
+    out = Table(title="packaged models (scoring: candidates after a shared prefix, one request each)")
     for column in (
-        "model", "threads", "load s", "RSS MB", "prompt tok/s", "prompt tok/s (scoring on)", "gen tok/s",
-        "candidate s (eval only)", "all candidates s", "peak RSS scoring MB",
+        "model", "threads", "load s", "RSS MB", "prompt tok/s", "prompt tok/s scoring on", "gen tok/s",
+        "/v1/score first s", "/v1/score per candidate s", "/v1/score all s", "echo per candidate s",
+        "echo all s (projected)", "peak RSS /v1/score MB", "peak RSS echo MB",
     ):  # fmt: skip
         out.add_column(column, justify="left" if column == "model" else "right")
     for run in runs:
         score = run["scoring"]
-        total = f"{score['all_candidates_projected_s']}{' (projected)' if score['projected'] else ''}"
         out.add_row(
             run["model"], str(run["threads"]), str(run["load_s"]), str(run["rss_loaded_mb"]),
             str(run["prompt_tokens_per_s"]), str(score["prompt_tokens_per_s_scoring_on"]),
-            str(run["generation_tokens_per_s"]),
-            f"{score['candidate_mean_s']} ({score['candidate_eval_only_mean_s']})", total, str(score["rss_peak_mb"]),
+            str(run["generation_tokens_per_s"]), str(score["score_first_s"]), str(score["score_candidate_mean_s"]),
+            str(score["score_all_s"]), str(score["echo_candidate_mean_s"]), str(score["echo_all_projected_s"]),
+            str(score["rss_peak_score_mb"]), str(score["rss_peak_mb"]),
         )  # fmt: skip
     return out
 
