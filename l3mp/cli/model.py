@@ -101,6 +101,8 @@ def serve(
     signal.signal(signal.SIGTERM, stop)
     console.print("ready; in another shell:", highlight=False)
     console.print(f"  export L3MP_LLM_BASE_URL={server.base_url} L3MP_LLM_MODEL={server.alias}", highlight=False)
+    if server.scoring:
+        console.print(f"scoring: POST {server.base_url}/score {{prompt, continuation}}", highlight=False)
     try:
         assert server.process is not None
         server.process.wait()
