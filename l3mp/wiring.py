@@ -13,7 +13,15 @@ from retrieval.retrievers import DEFAULT_RETRIEVER, RETRIEVERS
 if TYPE_CHECKING:
     from l3mp.llm import LanguageModel
 
-__all__ = ["BACKENDS", "DEFAULT_RETRIEVER", "RETRIEVERS", "configured_model", "domain_registry", "open_store"]
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_RETRIEVER",
+    "RETRIEVERS",
+    "configured_model",
+    "domain_registry",
+    "nl_reader",
+    "open_store",
+]
 
 
 def _sqlite(settings: Settings, domains: DomainRegistry) -> GraphStore:
@@ -76,3 +84,14 @@ def configured_model(settings: Settings) -> LanguageModel:
         max_reply_chars=settings.llm_max_reply_chars,
         stream=settings.llm_stream,
     )
+
+
+def nl_reader(settings: Settings) -> str:
+    """How the configured model reads what people say: ``auto`` chooses for the packaged local models
+    (small ones write edits badly but rank readings well) and writes for any other."""
+    if settings.nl_reader != "auto":
+        return settings.nl_reader
+    from l3mp.llm.local import MODELS
+
+    local = {m.alias for m in MODELS.values()} | set(MODELS)
+    return "choose" if settings.llm_model in local else "write"

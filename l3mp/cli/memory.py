@@ -89,12 +89,7 @@ def update(state: CliState, memory: str, text: str, retriever: str | None, no_ve
     from l3mp.wiring import configured_model
 
     settings = state.settings()
-    config = NLUpdateConfig(
-        retriever=retriever or settings.retriever,
-        verify=settings.verify_updates and not no_verify,
-        deadline=settings.update_deadline,
-        fallback=settings.retrieval_fallback,
-    )
+    config = NLUpdateConfig.from_settings(settings, retriever=retriever, verify=not no_verify)
     with state.opened_store(settings) as store:
         world = WorldMemory.open(store, memory)
         return _report(state, NLUpdater(world, configured_model(settings), config).update(text).update, as_json)

@@ -262,10 +262,12 @@ def _minus(judged: Judged, explained: frozenset[str], chosen: Sequence[Judged]) 
 
 
 def _fits_with(candidate: Judged, chosen: Sequence[Judged]) -> bool:
-    """A further reading speaks of another subject and touches none of the facts of one taken."""
+    """A further reading is of another subject or another predicate, and touches none of the facts of
+    one taken (two places for one item retire the same old place, and so do not fit)."""
     mine = candidate.change.delta
     for taken in chosen:
-        if candidate.change.fact.args[:1] == taken.change.fact.args[:1]:
+        same_subject = candidate.change.fact.args[:1] == taken.change.fact.args[:1]
+        if same_subject and candidate.change.fact.predicate == taken.change.fact.predicate:
             return False
         theirs = taken.change.delta
         if (mine.remove | mine.add) & (theirs.remove | theirs.add):

@@ -1,16 +1,18 @@
-"""Natural-language updates for small models: choose among the changes the domain allows.
+"""Natural-language updates and goals for small models: choose among the changes the domain allows.
 
 The entities a report names are found by their labels (:mod:`linking`); every change the domain's
 types and rules allow over them is built from the state (:mod:`candidates`); the report's own words
 and a model that ranks readings pick the ones it means (:mod:`choosing`). The delta is verified and
 applied as any other; a report that names no change clearly is recorded as rejected with the readings
-it could not tell apart, and nothing is guessed. The model never writes a fact.
+it could not tell apart, and nothing is guessed. The model never writes a fact. A task request is read
+the same way: the readings it means are what the robot should make true (:func:`choose_goal`).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kg_memory.memory import WorldMemory
@@ -19,6 +21,47 @@ from l3mp.llm.base import Deadline, DeadlinePassed, ModelUnavailable, Usage
 from l3mp.pipelines.candidates import candidate_changes
 from l3mp.pipelines.choosing import Choice, Mentions, Ranker, Verdict, choose, judge, labels_of
 from l3mp.pipelines.linking import link
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GoalChoice:
+    """The goal a request means, as literals (``(on mug_1 table_2)``, ``(not (open fridge_1))``), or
+    none with the reason; the choice behind it."""
+
+    literals: tuple[str, ...]
+    choice: Choice
+    reason: str = ""
+
+    @property
+    def goal(self) -> str | None:
+        if not self.literals:
+            return None
+        return self.literals[0] if len(self.literals) == 1 else f"(and {' '.join(self.literals)})"
+
+
+def read_choice(memory: WorldMemory, text: str, *, ranker: Ranker | None, deadline: Deadline) -> Choice:
+    """The readings of ``text`` over ``memory``'s entities and state (see the module)."""
+    domain = memory.domain
+    entities = _with_constants(memory.entities(), domain.constant_entities())
+    labels = labels_of(entities)
+    links = link(text, entities, domain)
+    named = [k.entity for k in links if k.part_of is None]
+    changes = candidate_changes(domain, memory.facts(), entities, named)
+    judged = judge(domain, text, changes, Mentions.of(links), labels=labels)
+    return choose(domain, text, judged, labels=labels, ranker=ranker, deadline=deadline)
+
+
+def choose_goal(memory: WorldMemory, request: str, *, ranker: Ranker | None, deadline: Deadline) -> GoalChoice:
+    """What the robot should make true for ``request``: the chosen readings' facts (a reading that
+    already holds stays in the goal, so the plan says so)."""
+    choice = read_choice(memory, request, ranker=ranker, deadline=deadline)
+    if choice.verdict is Verdict.NOT_SURE:
+        return GoalChoice(literals=(), choice=choice, reason=choice.reason or "no goal stands out")
+    literals = []
+    for judged in choice.chosen:
+        fact = judged.change.fact
+        literals.append(str(fact) if judged.change.becomes else f"(not {fact})")
+    return GoalChoice(literals=tuple(literals), choice=choice)
 
 
 class ChoosingReader:
@@ -32,22 +75,15 @@ class ChoosingReader:
 
     def read(self, text: str, *, deadline: Deadline) -> tuple[Update, Choice | None, Usage]:
         start = time.perf_counter()
-        domain = self.memory.domain
-        entities = _with_constants(self.memory.entities(), domain.constant_entities())
-        labels = labels_of(entities)
-        links = link(text, entities, domain)
-        named = [k.entity for k in links if k.part_of is None]
-        changes = candidate_changes(domain, self.memory.facts(), entities, named)
-        judged = judge(domain, text, changes, Mentions.of(links), labels=labels)
         try:
-            choice = choose(domain, text, judged, labels=labels, ranker=self.ranker, deadline=deadline)
+            choice = read_choice(self.memory, text, ranker=self.ranker, deadline=deadline)
         except (DeadlinePassed, ModelUnavailable) as exc:
             if isinstance(exc, ModelUnavailable) and not exc.timed_out:
                 raise
             issue = Issue(IssueCode.DEADLINE, None, f"{exc}: say it again, or more simply")
-            meta = self._meta(None, links=len(named), readings=len(judged), start=start)
+            meta = self._meta(None, start=start)
             return self.memory.reject(source=UpdateSource.NL, input=text, issues=[issue], meta=meta), None, Usage()
-        meta = self._meta(choice, links=len(named), readings=len(judged), start=start)
+        meta = self._meta(choice, start=start)
         return self._record(text, choice, meta), choice, choice.usage
 
     def _record(self, text: str, choice: Choice, meta: dict[str, Any]) -> Update:
@@ -68,7 +104,7 @@ class ChoosingReader:
             source=UpdateSource.NL, input=text, issues=outcome.issues, delta=choice.delta, meta=meta
         )
 
-    def _meta(self, choice: Choice | None, *, links: int, readings: int, start: float) -> dict[str, Any]:
+    def _meta(self, choice: Choice | None, *, start: float) -> dict[str, Any]:
         usage = choice.usage if choice is not None else Usage()
         model_seconds = sum(r.seconds for r in choice.rankings) if choice is not None else 0.0
         meta: dict[str, Any] = {
@@ -77,10 +113,9 @@ class ChoosingReader:
             "verified": self.verify,
             "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens},
             "timings": {"total": round(time.perf_counter() - start, 6), "model": round(model_seconds, 6)},
-            "choice": {"named": links, "readings": readings},
         }
         if choice is not None:
-            meta["choice"] |= {
+            meta["choice"] = {
                 "verdict": str(choice.verdict),
                 "chosen": [str(j.change) for j in choice.chosen],
                 "undecided": [str(j.change) for j in choice.undecided],
@@ -94,4 +129,4 @@ def _with_constants(entities: Mapping[str, Entity], constants: tuple[Entity, ...
     return {**{c.name: c for c in constants}, **entities}
 
 
-__all__ = ["ChoosingReader"]
+__all__ = ["ChoosingReader", "GoalChoice", "choose_goal", "read_choice"]

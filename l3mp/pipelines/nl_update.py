@@ -21,13 +21,21 @@ from kg_memory.errors import InvalidValue
 from kg_memory.memory import DEFAULT_COMMIT_ATTEMPTS, WorldMemory
 from kg_memory.model import Delta, Issue, IssueCode, Update, UpdateSource, UpdateStatus
 from l3mp.llm.base import Deadline, DeadlinePassed, LanguageModel, PromptTooLong, Usage
+from l3mp.llm.scoring import TextScorer
 from l3mp.pipelines.context import FALLBACKS, ModelRetrieval, Retrieved
 from l3mp.pipelines.conversation import Exchange, Reply, unusable
 from l3mp.pipelines.edits import parse_edits
 from l3mp.pipelines.errors import AnswerProblem
+from l3mp.pipelines.nl_choose import ChoosingReader
+from l3mp.pipelines.ranking import make_ranker
 from l3mp.prompts import StateChangeInput, state_change
+from l3mp.settings import Settings
+from l3mp.wiring import nl_reader
 from retrieval import DEFAULT_RETRIEVER, RETRIEVERS, Retriever
 from retrieval import retriever as make_retriever
+
+READERS: tuple[str, ...] = ("write", "choose")
+RANKERS: tuple[str, ...] = ("choice", "likelihood", "none")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,8 +48,26 @@ class NLUpdateConfig:
     conflict_attempts: int = DEFAULT_COMMIT_ATTEMPTS  # re-verifications when other writers move the memory on
     deadline: float = 120.0  # seconds for the whole update, every model call and re-prompt included
     fallback: str = "words"  # when RS gets no usable query graph: entities, words or none (context.py)
+    reader: str = "write"  # write: the model writes the edits; choose: it ranks the domain's readings (nl_choose)
+    ranker: str = "choice"  # how the choosing reader asks the model: choice, likelihood or none (words alone)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, retriever: str | None = None, verify: bool = True) -> NLUpdateConfig:
+        """The update settings as the CLI and the service use them (``verify=False`` can only turn it off)."""
+        return cls(
+            retriever=retriever or settings.retriever,
+            verify=settings.verify_updates and verify,
+            deadline=settings.update_deadline,
+            fallback=settings.retrieval_fallback,
+            reader=nl_reader(settings),
+            ranker=settings.nl_ranker,
+        )
 
     def __post_init__(self) -> None:
+        if self.reader not in READERS:
+            raise InvalidValue("reader", self.reader, f"use one of {', '.join(READERS)}")
+        if self.ranker not in RANKERS:
+            raise InvalidValue("ranker", self.ranker, f"use one of {', '.join(RANKERS)}")
         if self.retriever not in RETRIEVERS:
             raise InvalidValue("retriever", self.retriever, f"use one of {', '.join(RETRIEVERS)}")
         if self.fallback not in FALLBACKS:
@@ -84,6 +110,7 @@ class NLUpdater:
         config: NLUpdateConfig | None = None,
         *,
         retriever: Retriever | None = None,
+        scorer: TextScorer | None = None,
     ) -> None:
         self.memory = memory
         self.model = model
@@ -91,6 +118,16 @@ class NLUpdater:
         chosen = retriever or make_retriever(self.config.retriever)
         fallback: Any = self.config.fallback
         self.retrieval = ModelRetrieval(chosen, model, retries=self.config.retrieval_retries, fallback=fallback)
+        self.reader = (
+            ChoosingReader(
+                memory,
+                make_ranker(self.config.ranker, model, memory.domain, scorer=scorer),
+                verify=self.config.verify,
+                attempts=self.config.conflict_attempts,
+            )
+            if self.config.reader == "choose"
+            else None
+        )
 
     def update(self, utterance: str) -> NLUpdateResult:
         start = time.perf_counter()
@@ -106,6 +143,8 @@ class NLUpdater:
         text = " ".join(utterance.split())
         deadline = Deadline.after(self.config.deadline)
         budget = self.config.deadline
+        if self.reader is not None:
+            return self._choose(text, deadline, start)
         empty = Retrieved(context=None, exchange=None, seconds=0.0)
         try:
             retrieved = self.retrieval.retrieve(self.memory, text, deadline=deadline, budget=budget)
@@ -132,6 +171,14 @@ class NLUpdater:
         except (DeadlinePassed, PromptTooLong) as exc:
             return self._limit(exc, text, retrieved, exchange, start)
         return self._result(update, retrieved, exchange, start)
+
+    def _choose(self, text: str, deadline: Deadline, start: float) -> NLUpdateResult:
+        assert self.reader is not None
+        update, choice, usage = self.reader.read(text, deadline=deadline)
+        total = time.perf_counter() - start
+        model_seconds = sum(r.seconds for r in choice.rankings) if choice is not None else 0.0
+        timings = {"total": total, "model": model_seconds, "overhead": total - model_seconds}
+        return NLUpdateResult(update, len(choice.rankings) if choice is not None else 0, usage, timings)
 
     def _limit(
         self,

@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kg_memory.domain import Domain
+from kg_memory.errors import InvalidValue
 from l3mp.llm.base import Deadline, LanguageModel, Message, Usage
-from l3mp.llm.scoring import TextScorer
-from l3mp.pipelines.choosing import Ranking
+from l3mp.llm.scoring import OpenAICompatibleScorer, TextScorer
+from l3mp.pipelines.choosing import Ranker, Ranking
 
 _INSTRUCTIONS = "A person tells a home robot what changed in the home. After each report, what is true now."
 _NOTHING = "(nothing)"
@@ -92,4 +93,21 @@ def choice_messages(domain: Domain, report: str, listed: Sequence[str]) -> list[
     return [Message("system", system), Message("user", f"Report: {' '.join(report.split())}\nReadings:\n{options}")]
 
 
-__all__ = ["ChoiceRanker", "LikelihoodRanker", "choice_messages", "ranking_prefix"]
+def make_ranker(name: str, model: LanguageModel, domain: Domain, *, scorer: TextScorer | None = None) -> Ranker | None:
+    """The ranker ``name`` (choice, likelihood, none) over ``model``; likelihood scores through
+    ``scorer``, or through the completions endpoint of the model's own server."""
+    if name == "none":
+        return None
+    if name == "choice":
+        return ChoiceRanker(model=model, domain=domain)
+    if name == "likelihood":
+        if scorer is None:
+            base_url = getattr(model, "base_url", None)
+            if not isinstance(base_url, str):
+                raise InvalidValue("ranker", name, "likelihood needs a model behind an OpenAI-compatible server")
+            scorer = OpenAICompatibleScorer(base_url, str(getattr(model, "model", "")))
+        return LikelihoodRanker(scorer=scorer, domain=domain)
+    raise InvalidValue("ranker", name, "use one of choice, likelihood, none")
+
+
+__all__ = ["ChoiceRanker", "LikelihoodRanker", "choice_messages", "make_ranker", "ranking_prefix"]

@@ -30,13 +30,7 @@ async def nl_update(body: NLUpdateIn, memory: str, services: ServicesDep, caller
     Runs in one of the service's model slots (503 with Retry-After when all are busy)."""
 
     def update_from_words() -> UpdateOut:
-        settings = services.settings
-        config = NLUpdateConfig(
-            retriever=settings.retriever,
-            verify=settings.verify_updates,
-            deadline=settings.update_deadline,
-            fallback=settings.retrieval_fallback,
-        )
+        config = NLUpdateConfig.from_settings(services.settings)
         updater = NLUpdater(
             WorldMemory.open(services.store, memory), services.language_model(), config, retriever=services.retriever()
         )
