@@ -6,8 +6,9 @@ is assembled once, from the chunks that installed packages ship, into the user's
 :data:`MODELS` lists the packaged models by name; :data:`DEFAULT_MODEL` is the one served unless told.
 
 Settings that matter on a small machine: one thread (two were slower on two busy cores), and
-``logits_all`` (``scoring``) only where token log-probabilities of the prompt are wanted: it keeps one
-row of floats per token of the context, each as long as the vocabulary.
+``logits_all`` (``scoring``) only where token log-probabilities are wanted: it keeps one row of floats
+per token of the context, each as long as the vocabulary. With scoring on, the server also answers
+POST /v1/score (``python -m l3mp.llm.local`` is llama-cpp-python's server with that route).
 """
 
 from __future__ import annotations
