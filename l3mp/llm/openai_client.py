@@ -176,7 +176,7 @@ class OpenAICompatibleModel:
             json_schema = {"name": name, "schema": dict(schema), "strict": True}
             payload["response_format"] = {"type": "json_schema", "json_schema": json_schema}
             return payload
-        sent.insert(0, {"role": "system", "content": schema_instruction(schema, name)})
+        _add_instruction(sent, schema_instruction(schema, name))
         if mode == "json_object_schema":
             payload["response_format"] = {"type": "json_object", "schema": dict(schema)}
         elif mode == "json_object":
@@ -288,6 +288,18 @@ class OpenAICompatibleModel:
                     break  # leaving the block closes the connection: the server stops generating
         text = "".join(parts)
         return text, usage, model
+
+
+def _add_instruction(sent: list[dict[str, str]], instruction: str) -> None:
+    """Append the schema paragraph to the first system message (or lead with it when there is none).
+
+    After the prompt's own text, so the prompt's static prefix stays first and byte-identical across
+    its requests: a server reusing the longest cached prefix then shares it between prompt kinds that
+    start alike. Merged rather than a second system message: several chat formats read only the first."""
+    if sent and sent[0]["role"] == "system":
+        sent[0] = {"role": "system", "content": f"{sent[0]['content']}\n\n{instruction}"}
+    else:
+        sent.insert(0, {"role": "system", "content": instruction})
 
 
 def _reply(response: Any, model: str) -> tuple[str, Usage | None, str]:

@@ -26,6 +26,7 @@ from l3mp.llm import (
     PromptTooLong,
     Usage,
 )
+from l3mp.llm._json import schema_instruction
 from l3mp.settings import Settings
 from l3mp.wiring import configured_model
 
@@ -210,8 +211,8 @@ def test_rejected_json_schema_falls_back_to_json_object_and_remembers(
     assert client.complete(ASK, schema=SCHEMA).data == {"answer": 5}
     assert [sent_format(server, i)["type"] for i in range(3)] == ["json_schema", "json_object", "json_object"]
     assert sent_format(server, 1)["schema"] == SCHEMA
-    instruction = server.requests[1]["json"]["messages"][0]
-    assert instruction["role"] == "system" and '"answer"' in instruction["content"]
+    system = server.requests[1]["json"]["messages"][0]
+    assert system["role"] == "system" and '"answer"' in system["content"]
     assert len(server.requests) == 3
 
 
@@ -270,7 +271,51 @@ def test_structured_false_puts_the_schema_in_the_prompt(
     server.script.append(Reply())
     assert make_client(structured=False).complete(ASK, schema=SCHEMA).data == {"answer": 4}
     assert sent_format(server, 0) is None
-    assert len(server.requests[0]["json"]["messages"]) == len(ASK) + 1
+    sent = server.requests[0]["json"]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user"]
+    assert "JSON schema" in sent[0]["content"] and '"answer"' in sent[0]["content"]
+
+
+@pytest.mark.parametrize("output", ["json_object_schema", "json_object", "none"])
+def test_the_schema_paragraph_follows_the_prompts_own_system_text(
+    server: FakeServer, make_client: Callable[..., OpenAICompatibleModel], output: str
+) -> None:
+    """The prompt's static system text leads, byte for byte, so a server's cached prefix survives across
+    requests and prompt kinds; the paragraph (the same for every request of a kind) comes after it."""
+    other = {"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}
+    server.script.extend([Reply(), Reply(), Reply(content='{"sum": 4}')])
+    client = make_client(output=output)
+    client.complete(ASK, schema=SCHEMA, name="answer")
+    client.complete([ASK[0], Message("user", "What is 3 + 3?")], schema=SCHEMA, name="answer")
+    client.complete(ASK, schema=other, name="sum")
+    sent = [r["json"]["messages"] for r in server.requests]
+    assert all([m["role"] for m in messages] == ["system", "user"] for messages in sent)
+    systems = [messages[0]["content"] for messages in sent]
+    assert all(s.startswith(ASK[0].content + "\n\n") for s in systems)
+    assert systems[0].endswith(schema_instruction(SCHEMA, "answer"))
+    assert systems[0] == systems[1]  # the same kind: the whole system message is byte-identical
+    assert systems[2] != systems[0] and systems[2].endswith(schema_instruction(other, "sum"))
+    assert [m["content"] for m in sent[1][1:]] == ["What is 3 + 3?"]
+
+
+def test_without_a_system_message_the_schema_paragraph_leads(
+    server: FakeServer, make_client: Callable[..., OpenAICompatibleModel]
+) -> None:
+    server.script.append(Reply())
+    make_client(output="json_object_schema").complete([ASK[1]], schema=SCHEMA, name="answer")
+    sent = server.requests[0]["json"]["messages"]
+    assert sent == [
+        {"role": "system", "content": schema_instruction(SCHEMA, "answer")},
+        {"role": "user", "content": ASK[1].content},
+    ]
+
+
+def test_json_schema_mode_leaves_the_messages_as_they_are(
+    server: FakeServer, make_client: Callable[..., OpenAICompatibleModel]
+) -> None:
+    server.script.append(Reply())
+    make_client(output="json_schema").complete(ASK, schema=SCHEMA)
+    assert server.requests[0]["json"]["messages"] == [m.to_dict() for m in ASK]
 
 
 def test_rate_limit_is_retried(server: FakeServer, make_client: Callable[..., OpenAICompatibleModel]) -> None:
