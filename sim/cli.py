@@ -10,6 +10,7 @@ imports this module only when one of them runs.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -226,13 +227,15 @@ def _run_thor(
 
 
 def _run_daemon(state: CliState, config: Any, report_path: Path, *, real_model: bool, **defaults: Any) -> int:
-    from l3mp.wiring import configured_model
+    from l3mp.wiring import configured_model, nl_reader
     from sim.daemon import run_daemon, write_report
 
     settings = state.settings(**defaults)
     if settings.store == "sqlite":
         settings.sqlite_path.parent.mkdir(parents=True, exist_ok=True)
     model = configured_model(settings) if real_model else None
+    if real_model:
+        config = replace(config, reader=nl_reader(settings), ranker=settings.nl_ranker)
     with state.opened_store(settings) as store:
         run = run_daemon(store, config, state.console, model)
     record = write_report(report_path, run)

@@ -43,6 +43,8 @@ class DaemonConfig:
     optimal: bool = False  # plans proven cheapest (the plan_optimal setting)
     home: HomeSpec | None = None  # default: the paper's scale
     inbox: tuple[dict[str, str], ...] = ()  # queued at the start: {"task": ..., "goal"?: ...} or {"report": ...}
+    reader: str = "write"  # how a real model reads reports and requests: write or choose (the nl_reader setting)
+    ranker: str = "choice"  # how the choosing reader asks the model (the nl_ranker setting)
 
 
 def _queue(env: SimEnvironment, inbox: tuple[dict[str, str], ...], simulated: bool) -> None:
@@ -94,8 +96,10 @@ def run_daemon(
         env,
         model or simulated,
         RuntimeConfig(
-            update=NLUpdateConfig(retriever=config.retriever),
-            plan=PlanConfig(retriever=config.retriever, optimal=config.optimal),
+            update=NLUpdateConfig(retriever=config.retriever, reader=config.reader, ranker=config.ranker),
+            plan=PlanConfig(
+                retriever=config.retriever, optimal=config.optimal, reader=config.reader, ranker=config.ranker
+            ),
         ),
     )
     label = model_label(model, simulated)

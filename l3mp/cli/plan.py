@@ -98,7 +98,7 @@ def plan(
     """Plan from a memory: a request in English (needs a model), --goal or --goal-file."""
     from kg_memory import WorldMemory
     from l3mp.pipelines import PlanConfig, TaskPlanner
-    from l3mp.wiring import configured_model
+    from l3mp.wiring import configured_model, nl_reader
 
     if goal is not None and goal_file is not None:
         raise click.UsageError("give --goal or --goal-file, not both")
@@ -111,6 +111,8 @@ def plan(
         deadline=settings.plan_deadline,
         fallback=settings.retrieval_fallback,
         optimal=optimal,
+        reader=nl_reader(settings),
+        ranker=settings.nl_ranker,
     )
     with state.opened_store(settings) as store:
         world = WorldMemory.open(store, memory)

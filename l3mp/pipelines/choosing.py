@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
@@ -31,6 +31,8 @@ MAX_CHANGES = 3  # readings taken from one report
 MIN_SUPPORT = 2  # things explained, plus one for a word that says which way
 _MISSING_WORDS = -1.0  # a reading whose predicate has words, none of which the report uses
 _MARKED = 0.5  # the word that introduces its object is the predicate's own ("into the fridge")
+_NEAR = 3  # facts between two things in one room (the towel on the bed in the room of the hamper)
+_CLEARLY_NEARER = 2
 MAX_TIED_FOR_RANKER = 3  # more readings alike than this is a reference to ask about, not a nuance
 
 
@@ -157,6 +159,7 @@ def choose(
     labels: Mapping[str, str],
     ranker: Ranker | None,
     deadline: Deadline,
+    distance: Callable[[Change], int | None] | None = None,
 ) -> Choice:
     """The readings the report means (see the module)."""
     chosen: list[Judged] = []
@@ -176,6 +179,8 @@ def choose(
             chosen.extend(tied)  # "the bedside lamp and the overhead light": each its own change
             left = [j for j in left if j not in tied and j.change not in {t.change for t in tied}]
             continue
+        if len(tied) > 1 and distance is not None:
+            tied = _nearest(tied, distance)
         if len(tied) > MAX_TIED_FOR_RANKER:
             if chosen:
                 break
@@ -203,6 +208,21 @@ def choose(
     changing = [j for j in chosen if not j.change.already]
     changing.extend(_beside(judged, changing))
     return Choice(verdict=Verdict.CHANGE, chosen=tuple(changing), rankings=tuple(rankings))
+
+
+def _nearest(tied: Sequence[Judged], distance: Callable[[Change], int | None]) -> list[Judged]:
+    """Of readings that put one thing in alternative places, the one place clearly nearest it in the
+    home ("the hamper" for a towel on the east bedroom's bed is that bedroom's), else all of them."""
+    if len({j.change.fact.args[:-1] for j in tied}) > 1 or len({j.change.fact.predicate for j in tied}) > 1:
+        return list(tied)  # which thing is meant, not where it went: nearness says nothing of that
+    measured = [(d, j) for j in tied if (d := distance(j.change)) is not None]
+    if len(measured) < len(tied):
+        return list(tied)
+    measured.sort(key=lambda pair: pair[0])
+    best, second = measured[0][0], measured[1][0]
+    if best <= _NEAR and second - best >= _CLEARLY_NEARER:
+        return [measured[0][1]]
+    return list(tied)
 
 
 def _acceptable(judged: Judged) -> bool:
@@ -358,9 +378,9 @@ class _Said:
 def _words_say(domain: Domain, said: str, change: Change) -> _Said:
     """+1 when the report's words say this way, None when they say the other way (the reading is
     dropped), a penalty when the predicate has words and the report uses none, else 0. Words for
-    both ways: the way said more often, or said last ("left it on, so I switched it off"); a word
-    after "not" says the other way ("isn't dirty"). A reading that changes nothing is supported only
-    by words that say so ("still", "already")."""
+    both ways: the way said more often; as often, the change (the other way is what holds now). A
+    word after "not" says the other way ("isn't dirty"). A reading that changes nothing is supported
+    only by words that say so ("still", "already")."""
     if change.already:
         return _Said(1.0, frozenset(_STILL)) if _found(said, _STILL, ()) else _Said(0.0)
     cues = domain.language.cues.get(change.fact.predicate)
@@ -371,14 +391,10 @@ def _words_say(domain: Domain, said: str, change: Change) -> _Said:
     stopping = [at for at, negated, _ in remove if not negated] + [at for at, negated, _ in add if negated]
     if not becoming and not stopping:
         return _Said(_MISSING_WORDS)
-    if not becoming or not stopping:
-        says_becomes = bool(becoming)
-    elif len(becoming) != len(stopping):
-        says_becomes = len(becoming) > len(stopping)
-    else:
-        says_becomes = max(becoming) > max(stopping)
-    if says_becomes != change.becomes:
+    if len(becoming) != len(stopping) and (len(becoming) > len(stopping)) != change.becomes:
         return _Said(None)
+    # as often one way as the other ("Answer the phone, it's ringing"; "left the light on, so I switched
+    # it off"): one way is said of the present, and the change is the other
     return _Said(1.0, frozenset(cue for _, _, cue in add + remove))
 
 

@@ -14,6 +14,7 @@ plural ``s`` dropped.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -49,7 +50,7 @@ def label_words(entity: Entity) -> list[str]:
 def link(sentence: str, entities: Mapping[str, Entity], domain: Domain) -> tuple[Link, ...]:
     """The entities ``sentence`` names, strongest first (see the module)."""
     tokens = tuple(words(sentence))
-    said = set(tokens)
+    said = set(tokens) - _only_indefinite(sentence)
     found = [k for name, e in entities.items() if (k := _link_one(name, e, tokens, said, domain)) is not None]
     phrases = [k for k in found if k.whole and len(k.label) > 1]
     found = [k if k.whole else _without_borrowed(k, phrases, tokens) for k in found]
@@ -59,6 +60,19 @@ def link(sentence: str, entities: Mapping[str, Entity], domain: Domain) -> tuple
     kept = [k for k in found if k.matched and len(k.matched) >= best[k.head]]
     kept = [_with_whole(k, phrases) for k in kept]
     return tuple(sorted(kept, key=lambda k: (-k.strength, k.entity)))
+
+
+_INDEFINITE = frozenset({"a", "an", "any", "another", "some"})
+
+
+def _only_indefinite(sentence: str) -> set[str]:
+    """Words said only after "a" or "any" ("to look for a saucepan"): a kind, not one of the home's things."""
+    raw = re.findall(r"[a-z0-9]+", sentence.lower())
+    indefinite: set[str] = set()
+    definite: set[str] = set()
+    for i, word in enumerate(raw):
+        (indefinite if _INDEFINITE & set(raw[max(0, i - 2) : i]) else definite).update(words(word))
+    return indefinite - definite
 
 
 def _link_one(name: str, entity: Entity, tokens: Sequence[str], said: set[str], domain: Domain) -> Link | None:

@@ -11,14 +11,15 @@ the same way: the readings it means are what the robot should make true (:func:`
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kg_memory.domain import Domain
 from kg_memory.memory import WorldMemory
-from kg_memory.model import Entity, Issue, IssueCode, Update, UpdateSource
+from kg_memory.model import Entity, Fact, Issue, IssueCode, Update, UpdateSource
 from l3mp.llm.base import Deadline, DeadlinePassed, ModelUnavailable, Usage
-from l3mp.pipelines.candidates import candidate_changes
+from l3mp.pipelines.candidates import Change, candidate_changes
 from l3mp.pipelines.choosing import Choice, Mentions, Ranker, Verdict, choose, judge, labels_of
 from l3mp.pipelines.linking import link
 
@@ -46,9 +47,54 @@ def read_choice(memory: WorldMemory, text: str, *, ranker: Ranker | None, deadli
     labels = labels_of(entities)
     links = link(text, entities, domain)
     named = [k.entity for k in links if k.part_of is None]
-    changes = candidate_changes(domain, memory.facts(), entities, named)
+    facts = memory.facts()
+    changes = candidate_changes(domain, facts, entities, named)
     judged = judge(domain, text, changes, Mentions.of(links), labels=labels)
-    return choose(domain, text, judged, labels=labels, ranker=ranker, deadline=deadline)
+    near = FactDistance((f for f in facts if f.predicate not in _between_peers(domain)), frozenset(named))
+    return choose(domain, text, judged, labels=labels, ranker=ranker, deadline=deadline, distance=near.between)
+
+
+def _between_peers(domain: Domain) -> frozenset[str]:
+    """Predicates between things of one type (rooms connected to rooms): being next door is not being
+    in the same place, so nearness does not go through them."""
+    return frozenset(
+        name
+        for name, schema in domain.predicates.items()
+        if len(schema.parameters) == 2 and schema.parameters[0].type == schema.parameters[1].type
+    )
+
+
+class FactDistance:
+    """How many facts apart two things are in the state (the towel on the bed, the bed in the room,
+    the room holding the hamper: three), searched from the things a report names, a few facts deep."""
+
+    DEPTH = 4
+
+    def __init__(self, facts: Iterable[Fact], sources: frozenset[str]) -> None:
+        self._links: dict[str, set[str]] = {}
+        for fact in facts:
+            for a in fact.args:
+                self._links.setdefault(a, set()).update(b for b in fact.args if b != a)
+        self._sources = sources
+        self._found: dict[str, dict[str, int]] = {}
+
+    def between(self, change: Change) -> int | None:
+        """Facts between a reading's first and last thing, not counting the reading's own fact."""
+        args = change.fact.args
+        if len(args) < 2:
+            return None
+        return self._reach(args[0]).get(args[-1], self.DEPTH + 2)  # not reached: far
+
+    def _reach(self, start: str) -> dict[str, int]:
+        if start not in self._found:
+            seen = {start: 0}
+            frontier = [start]
+            for depth in range(1, self.DEPTH + 2):
+                frontier = [n for f in frontier for n in self._links.get(f, ()) if n not in seen]
+                for n in frontier:
+                    seen.setdefault(n, depth)
+            self._found[start] = seen
+        return self._found[start]
 
 
 def choose_goal(memory: WorldMemory, request: str, *, ranker: Ranker | None, deadline: Deadline) -> GoalChoice:

@@ -25,6 +25,8 @@ from l3mp.outcomes import ExplorationStep, PlanOutcome, Question
 from l3mp.pipelines.context import Fallback, ModelRetrieval
 from l3mp.pipelines.conversation import Exchange, Parsed, ask_parsed, unusable
 from l3mp.pipelines.errors import AnswerProblem
+from l3mp.pipelines.nl_choose import choose_goal
+from l3mp.pipelines.ranking import make_ranker
 from l3mp.prompts import GoalInput, goal
 from planning import DEFAULT_PLANNER, GroundAction, PlanStatus, World
 from planning.explain import cost_sentence, explain
@@ -50,8 +52,14 @@ class PlanConfig:
     max_chars: int = 2_000
     fallback: Fallback = "words"  # when RS gets no usable query graph (see l3mp.pipelines.context)
     optimal: bool = False  # the cheapest plan, proven (A* with LM-cut), within ``timeout`` per search
+    reader: str = "write"  # write: the model writes the goal; choose: it ranks the domain's readings (nl_choose)
+    ranker: str = "choice"  # how the choosing reader asks the model: choice, likelihood or none
 
     def __post_init__(self) -> None:
+        if self.reader not in ("write", "choose"):
+            raise InvalidValue("reader", self.reader, "use write or choose")
+        if self.ranker not in ("choice", "likelihood", "none"):
+            raise InvalidValue("ranker", self.ranker, "use choice, likelihood or none")
         if not self.deadline > 0:
             raise InvalidValue("deadline", self.deadline, "must be a positive number of seconds")
         if self.retriever not in RETRIEVERS:
@@ -191,6 +199,8 @@ class TaskPlanner:
         (``PlanConfig.deadline``, started when the request came in)."""
         deadline = Deadline(self._deadline if self._deadline is not None else Deadline.after(self.config.deadline).at)
         try:
+            if self.config.reader == "choose":
+                return self._plan_chosen(request, model, deadline)
             return self._plan_within(request, model, deadline, notes)
         except DeadlinePassed as exc:
             return PlanReport(status=PlanOutcome.TIMEOUT, request=request, issues=(str(exc),))
@@ -247,6 +257,27 @@ class TaskPlanner:
         text, formula = checked.value
         timings["total_before_planning"] = time.perf_counter() - started
         return self._solve(request, text, formula, set(context.entities), state, timings, usage, retrieved.stats())
+
+    def _plan_chosen(self, request: str, model: LanguageModel, deadline: Deadline) -> PlanReport:
+        """The goal chosen among the readings the domain allows (no goal written by the model)."""
+        started = time.perf_counter()
+        ranker = make_ranker(self.config.ranker, model, self.memory.domain)
+        chosen = choose_goal(self.memory, request, ranker=ranker, deadline=deadline)
+        usage = chosen.choice.usage
+        timings = {"retrieval": 0.0, "model": sum(r.seconds for r in chosen.choice.rankings)}
+        if chosen.goal is None:
+            issue = f"{chosen.reason}: say which, or say it another way"
+            return PlanReport(
+                status=PlanOutcome.INVALID_GOAL, request=request, issues=(issue,), usage=usage, timings=timings
+            )
+        state = self.memory.state()
+        check = check_goal(chosen.goal, self.memory.domain, state.entities)
+        if check.goal is None or check.issues:
+            issues = check.issues or ("the chosen goal could not be read",)
+            return PlanReport(status=PlanOutcome.INVALID_GOAL, request=request, goal=chosen.goal, issues=issues)
+        timings["total_before_planning"] = time.perf_counter() - started
+        seeds = goal_objects(check.goal)
+        return self._solve(request, str(check.goal), check.goal, seeds, state, timings, usage, {"reader": "choose"})
 
     # -- shared steps ----------------------------------------------------------------------------
 

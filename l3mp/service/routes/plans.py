@@ -10,6 +10,7 @@ from l3mp.pipelines.plans import PlanConfig, TaskPlanner
 from l3mp.service.deps import CallerDep, ServicesDep, WriteAccess
 from l3mp.service.errors import BUSY_RESPONSES, RESPONSES
 from l3mp.service.schemas import PlanIn, PlanOut
+from l3mp.wiring import nl_reader
 
 # planning changes nothing, but it spends model calls and planner time: it needs the write key
 router = APIRouter(prefix="/memories/{memory}", tags=["plans"], dependencies=[WriteAccess], responses=RESPONSES)
@@ -29,6 +30,8 @@ async def plan(body: PlanIn, memory: str, services: ServicesDep, caller: CallerD
             deadline=settings.plan_deadline,
             fallback=settings.retrieval_fallback,
             optimal=optimal,
+            reader=nl_reader(settings),
+            ranker=settings.nl_ranker,
         )
         model = services.language_model() if body.goal is None else None
         world = WorldMemory.open(services.store, memory)
