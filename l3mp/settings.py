@@ -45,11 +45,13 @@ class Settings(BaseSettings):
     # when the model's query graph stays unusable (RS): entities = ask for an entity selection (R+),
     # words = the neighbourhood of entities whose names or labels share a word with the request, none = reject
     retrieval_fallback: Literal["entities", "words", "none"] = "words"
-    # how a model reads what people say: write = it writes the edits (capable models); choose = it ranks
-    # the changes the domain allows (small local models, nl_choose.py); auto = choose for the packaged
-    # local models, write otherwise. nl_ranker: how the choosing reader asks the model.
+    # how a model reads what people say: write = it writes the edits (capable models); choose = the
+    # changes the domain allows are read off the words and the state (small local models, nl_choose.py);
+    # auto = choose for the packaged local models, write otherwise. nl_ranker: whether and how the
+    # choosing reader asks the model where the words leave a choice open (none: it asks the person;
+    # the packaged small models were wrong there as often as right, see the README)
     nl_reader: Literal["auto", "write", "choose"] = "auto"
-    nl_ranker: Literal["choice", "likelihood", "none"] = "choice"
+    nl_ranker: Literal["choice", "likelihood", "none"] = "none"
 
     # REST service (l3mp.service): with api_key set, every mutating route needs it in X-API-Key;
     # read_only_api_key allows reads only. Bodies above max_request_bytes are refused unread.

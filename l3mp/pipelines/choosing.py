@@ -202,12 +202,44 @@ def choose(
         chosen.append(tied[0])
         left = [j for j in left if j.change != tied[0].change]
     if not chosen:
-        return Choice(verdict=Verdict.NOT_SURE, reason="the report names no change clearly enough", rankings=())
+        return _when_words_fail(domain, report, judged, labels=labels, ranker=ranker, deadline=deadline)
     if all(j.change.already for j in chosen):
         return Choice(verdict=Verdict.NO_CHANGE, chosen=tuple(chosen), rankings=tuple(rankings))
     changing = [j for j in chosen if not j.change.already]
     changing.extend(_beside(judged, changing))
     return Choice(verdict=Verdict.CHANGE, chosen=tuple(changing), rankings=tuple(rankings))
+
+
+NOTHING_CHANGED = "none of these: nothing here changed"
+MAX_ASKED = 4  # readings shown to the model when the words name no change
+
+
+def _when_words_fail(
+    domain: Domain,
+    report: str,
+    judged: Sequence[Judged],
+    *,
+    labels: Mapping[str, str],
+    ranker: Ranker | None,
+    deadline: Deadline,
+) -> Choice:
+    """No reading has the words' support ("Anna wandered off to the office"): the model may pick one
+    of the changes that explain the most of what the report names, or none of them, by a clear margin."""
+    unsure = Choice(verdict=Verdict.NOT_SURE, reason="the report names no change clearly enough")
+    changes = [j for j in judged if not j.change.already and j.explains and j.guessed == 0]
+    if ranker is None or not changes:
+        return unsure
+    most = max(len(j.explains) for j in changes)
+    asked = sorted((j for j in changes if len(j.explains) == most), key=lambda j: -j.support)
+    if most < MIN_SUPPORT or len(asked) > MAX_ASKED:
+        return unsure
+    texts = [j.change.english(domain, labels) for j in asked] + [NOTHING_CHANGED]
+    ranking = ranker.rank(report=report, readings=texts, deadline=deadline)
+    order = sorted(range(len(texts)), key=lambda i: -ranking.scores[i])
+    if order[0] == len(asked) or ranking.scores[order[0]] - ranking.scores[order[1]] < ranker.margin:
+        return replace(unsure, undecided=tuple(asked), rankings=(ranking,))
+    picked = replace(asked[order[0]], model=ranking.scores[order[0]])
+    return Choice(verdict=Verdict.CHANGE, chosen=(picked,), rankings=(ranking,))
 
 
 def _nearest(tied: Sequence[Judged], distance: Callable[[Change], int | None]) -> list[Judged]:

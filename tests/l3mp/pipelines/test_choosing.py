@@ -18,7 +18,17 @@ from kg_memory.model import Entity
 from kg_memory.stores import SQLiteStore
 from l3mp.llm.base import Deadline, DeadlinePassed
 from l3mp.pipelines.candidates import candidate_changes
-from l3mp.pipelines.choosing import Choice, Mentions, Ranker, Ranking, Verdict, choose, judge, labels_of
+from l3mp.pipelines.choosing import (
+    NOTHING_CHANGED,
+    Choice,
+    Mentions,
+    Ranker,
+    Ranking,
+    Verdict,
+    choose,
+    judge,
+    labels_of,
+)
 from l3mp.pipelines.linking import link
 from l3mp.pipelines.nl_choose import ChoosingReader, choose_goal, read_choice
 from sim.survey import surveyed_home
@@ -270,3 +280,14 @@ def test_cue_words_markers_and_examples_are_checked_when_the_domain_loads(tmp_pa
     language = load_language(path, arities, actions)
     assert language.cues["lit"].add == ("lit",) and language.markers["on"] == ("onto",)
     assert language.no_longer(Fact("lit", ("lamp",))) == "lamp dark"
+
+
+def test_where_no_word_names_the_change_the_model_may_pick_one_or_none(domain: Domain, survey: Survey) -> None:
+    report = "Anna wandered off to the downstairs office."  # "wandered" is none of the domain's words
+    assert read(domain, survey, report).verdict is Verdict.NOT_SURE
+    ranker = RecordingRanker(prefer="downstairs office")
+    choice = read(domain, survey, report, ranker)
+    assert {str(f) for f in choice.delta.add} == {"(person_in anna office_3)"}
+    assert NOTHING_CHANGED in ranker.asked[0][1]  # "none of these" is always offered
+    declined = read(domain, survey, report, RecordingRanker(prefer=NOTHING_CHANGED))
+    assert declined.verdict is Verdict.NOT_SURE and declined.undecided
