@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     # choosing reader asks the model where the words leave a choice open (none: it asks the person;
     # the packaged small models were wrong there as often as right, see the README)
     nl_reader: Literal["auto", "write", "choose"] = "auto"
+    # facts in a retrieved context (R+ and RS) shown to a model that writes: fewer make small models'
+    # prompts short; None keeps each retriever's own (RS 80, R+ 200)
+    context_facts: int | None = Field(default=None, ge=1)
     nl_ranker: Literal["choice", "likelihood", "none"] = "none"
 
     # REST service (l3mp.service): with api_key set, every mutating route needs it in X-API-Key;

@@ -113,6 +113,7 @@ def plan(
         optimal=optimal,
         reader=nl_reader(settings),
         ranker=settings.nl_ranker,
+        max_facts=settings.context_facts,
     )
     with state.opened_store(settings) as store:
         world = WorldMemory.open(store, memory)

@@ -50,6 +50,7 @@ class NLUpdateConfig:
     fallback: str = "words"  # when RS gets no usable query graph: entities, words or none (context.py)
     reader: str = "write"  # write: the model writes the edits; choose: it ranks the domain's readings (nl_choose)
     ranker: str = "choice"  # how the choosing reader asks the model: choice, likelihood or none (words alone)
+    max_facts: int | None = None  # facts in a retrieved context (R+, RS); None: the retriever's own
 
     @classmethod
     def from_settings(cls, settings: Settings, *, retriever: str | None = None, verify: bool = True) -> NLUpdateConfig:
@@ -61,6 +62,7 @@ class NLUpdateConfig:
             fallback=settings.retrieval_fallback,
             reader=nl_reader(settings),
             ranker=settings.nl_ranker,
+            max_facts=settings.context_facts,
         )
 
     def __post_init__(self) -> None:
@@ -98,6 +100,12 @@ class NLUpdateResult:
         return self.update.issues
 
 
+def sized_retriever(name: str, max_facts: int | None) -> Retriever:
+    """The retriever ``name`` with at most ``max_facts`` facts of context (the full state has no budget)."""
+    params: dict[str, Any] = {} if max_facts is None or name == "full" else {"max_facts": max_facts}
+    return make_retriever(name, **params)
+
+
 def _malformed(problems: tuple[str, ...]) -> tuple[Issue, ...]:
     return tuple(Issue(IssueCode.MALFORMED_ANSWER, None, p) for p in problems)
 
@@ -115,7 +123,7 @@ class NLUpdater:
         self.memory = memory
         self.model = model
         self.config = config or NLUpdateConfig()
-        chosen = retriever or make_retriever(self.config.retriever)
+        chosen = retriever or sized_retriever(self.config.retriever, self.config.max_facts)
         fallback: Any = self.config.fallback
         self.retrieval = ModelRetrieval(chosen, model, retries=self.config.retrieval_retries, fallback=fallback)
         self.reader = (

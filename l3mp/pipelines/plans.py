@@ -26,6 +26,7 @@ from l3mp.pipelines.context import Fallback, ModelRetrieval
 from l3mp.pipelines.conversation import Exchange, Parsed, ask_parsed, unusable
 from l3mp.pipelines.errors import AnswerProblem
 from l3mp.pipelines.nl_choose import choose_goal
+from l3mp.pipelines.nl_update import sized_retriever
 from l3mp.pipelines.ranking import make_ranker
 from l3mp.prompts import GoalInput, goal
 from planning import DEFAULT_PLANNER, GroundAction, PlanStatus, World
@@ -35,7 +36,6 @@ from planning.problem import focused_context, goal_objects
 from planning.reachability import impossible_gaps
 from planning.tiers import TierAttempt, TieredPlan, TieredPlanner
 from retrieval import DEFAULT_RETRIEVER, RETRIEVERS, Retriever, context_unknowns
-from retrieval import retriever as make_retriever
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,6 +54,7 @@ class PlanConfig:
     optimal: bool = False  # the cheapest plan, proven (A* with LM-cut), within ``timeout`` per search
     reader: str = "write"  # write: the model writes the goal; choose: it ranks the domain's readings (nl_choose)
     ranker: str = "choice"  # how the choosing reader asks the model: choice, likelihood or none
+    max_facts: int | None = None  # facts in a retrieved context (R+, RS); None: the retriever's own
 
     def __post_init__(self) -> None:
         if self.reader not in ("write", "choose"):
@@ -159,7 +160,7 @@ class TaskPlanner:
         self.memory = memory
         self.model = model
         self.config = config or PlanConfig()
-        self.retriever = retriever or make_retriever(self.config.retriever)
+        self.retriever = retriever or sized_retriever(self.config.retriever, self.config.max_facts)
         self.tiers = TieredPlanner(
             memory.domain, planner=self.config.planner, timeout=self.config.timeout, optimal=self.config.optimal
         )

@@ -14,11 +14,11 @@ from pydantic import SecretStr
 
 from kg_memory import GraphStore, L3mpError, WorldMemory
 from l3mp.llm import LanguageModel
+from l3mp.pipelines.nl_update import sized_retriever
 from l3mp.service.gate import ModelGate, client_key
 from l3mp.settings import Settings
 from l3mp.wiring import configured_model
 from retrieval import Retriever
-from retrieval import retriever as make_retriever
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class Services:
         """One retriever per app, so the search retriever's embeddings model loads once."""
         with self._lock:
             if self._retriever is None:
-                self._retriever = make_retriever(self.settings.retriever)
+                self._retriever = sized_retriever(self.settings.retriever, self.settings.context_facts)
             return self._retriever
 
 

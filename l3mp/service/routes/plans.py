@@ -32,6 +32,7 @@ async def plan(body: PlanIn, memory: str, services: ServicesDep, caller: CallerD
             optimal=optimal,
             reader=nl_reader(settings),
             ranker=settings.nl_ranker,
+            max_facts=settings.context_facts,
         )
         model = services.language_model() if body.goal is None else None
         world = WorldMemory.open(services.store, memory)
