@@ -32,6 +32,7 @@ from experiments import (
     lifelong,
     openworld,
     planning,
+    realmodel,
     retrieval,
     service,
     sim,
@@ -57,6 +58,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     openworld.BENCHMARK,
     impossible.BENCHMARK,
     table1.BENCHMARK,
+    realmodel.BENCHMARK,
 )
 BY_NAME = {benchmark.name: benchmark for benchmark in BENCHMARKS}
 

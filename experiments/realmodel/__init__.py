@@ -1,0 +1,36 @@
+"""Real-model benchmark: how well a packaged local model (llama.cpp) turns what residents say into
+memory edits, and their requests into goals, on hand-written data about the surveyed household home
+(tests/fixtures/realmodel: a first set and a held-out set written later by someone else).
+
+Lanes: each model and thread count, each reading configuration: choose+choice (the domain's readings,
+the model breaking close ties: the default for a packaged model), choose+none (the report's words
+alone, once, no model), write (the model writes the edits under the per-request schema). Each report
+is read into one update of the surveyed home and undone after; outcomes exact, partial, wrong,
+rejected, noop. Each request's goal (chosen, or written by the planner's goal stage) is right, wrong
+or none. Also the server's time to the first token, cold and warm.
+
+    python -m experiments realmodel [--models smollm2-135m,gemma3-270m] [--threads 1,2]
+        [--configs choose+choice,choose+none,write] [--limit N] [--record DIR | --replay DIR]
+        [--out experiments/results/realmodel.json]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from experiments.harness import RESULTS, Benchmark
+from experiments.realmodel.run import add_arguments, run_benchmark
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = BENCHMARK.parser(__doc__)
+    add_arguments(parser)
+    run_benchmark(parser.parse_args(argv), Console())
+    return 0
+
+
+BENCHMARK = Benchmark(name="realmodel", results=RESULTS / "realmodel.json", main=main)
+
+__all__ = ["BENCHMARK", "main", "run_benchmark"]

@@ -1,0 +1,289 @@
+"""Lanes (a model, its threads, a reading configuration) run over both data sets, written and printed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from experiments.harness import machine_info, open_store, parameters, progress, write_results
+from experiments.realmodel.data import SETS, Report, Task, load_reports, load_tasks
+from experiments.realmodel.reading import CONFIGS, DEFAULT_CONFIG, Config, read_reports, read_tasks, surveyed_memory
+from experiments.realmodel.report import judge, print_report, summarize
+from experiments.realmodel.serving import (
+    client_settings,
+    product_client,
+    recording,
+    replaying,
+    server_for,
+    time_to_first_token,
+)
+from kg_memory import WorldMemory
+from l3mp.llm import LanguageModel
+from l3mp.llm.local import DEFAULT_MODEL, MODELS
+from l3mp.settings import Settings
+
+WORDS = "words"  # the lane of the words-alone reader: no model, no server
+DEFAULT_THREADS = 1  # what `l3mp model serve` uses
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    installed = [m.name for m in MODELS.values() if m.installed()]
+    parser.add_argument(
+        "--models", default=",".join(installed), help="packaged models, comma-separated (default: the installed ones)"
+    )
+    parser.add_argument("--threads", default="1,2", help="server threads to measure, comma-separated")
+    parser.add_argument(
+        "--configs",
+        default="choose+choice,choose+none,write",
+        help=f"reading configurations, comma-separated: {', '.join(CONFIGS)}",
+    )
+    parser.add_argument("--limit", type=int, help="only the first N reports and tasks of each set")
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the lanes already in --out that this run does not measure (each lane names its run)",
+    )
+    traffic = parser.add_mutually_exclusive_group()
+    traffic.add_argument("--record", type=Path, help="record each lane's model traffic here (one cassette a lane)")
+    traffic.add_argument("--replay", type=Path, help="replay each lane from its cassette here (no server)")
+
+
+def lane_key(model: str, threads: int | None, config: Config) -> str:
+    return f"{WORDS}/{config.name}" if not config.needs_model else f"{model}/t{threads}/{config.name}"
+
+
+def cassette_slug(model: str, threads: int, config: Config) -> str:
+    return f"{model}_t{threads}_{config.name.replace('+', '-')}"
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _chosen(args: argparse.Namespace) -> tuple[list[str], list[int], list[Config]]:
+    models, configs = _split(args.models), _split(args.configs)
+    if unknown := [m for m in models if m not in MODELS]:
+        raise SystemExit(f"unknown model(s) {', '.join(unknown)}: use {', '.join(MODELS)}")
+    if unknown := [c for c in configs if c not in CONFIGS]:
+        raise SystemExit(f"unknown configuration(s) {', '.join(unknown)}: use {', '.join(CONFIGS)}")
+    try:
+        threads = [int(t) for t in _split(args.threads)]
+    except ValueError:
+        raise SystemExit(f"--threads takes whole numbers, not {args.threads!r}") from None
+    if not configs or not threads or min(threads) < 1 or (args.limit is not None and args.limit < 1):
+        raise SystemExit("use at least one configuration, threads ≥ 1 and --limit ≥ 1")
+    if "choose+likelihood" in configs and (args.record or args.replay):
+        raise SystemExit("choose+likelihood scores through the server, not the chat completions a cassette holds")
+    return models, threads, [CONFIGS[c] for c in configs]
+
+
+def data(limit: int | None) -> tuple[list[Report], list[Task]]:
+    """Both sets' reports and tasks, the first ``limit`` of each set if given."""
+    reports = [r for s in SETS for r in load_reports(s)[:limit]]
+    tasks = [t for s in SETS for t in load_tasks(s)[:limit]]
+    return reports, tasks
+
+
+def run_lane(
+    memory: WorldMemory,
+    model: LanguageModel | None,
+    config: Config,
+    reports: Sequence[Report],
+    tasks: Sequence[Task],
+    *,
+    settings: Settings,
+    console: Console,
+    label: str,
+) -> dict[str, Any]:
+    """One lane's rows and summary."""
+    start = time.perf_counter()
+    with progress(console, label, len(reports) + len(tasks)) as advance:
+        report_rows = read_reports(memory, model, config, reports, settings=settings, advance=advance)
+        task_rows = read_tasks(memory, model, config, tasks, settings=settings, advance=advance)
+    return {
+        "config": config.name,
+        "reader": config.reader,
+        "ranker": config.ranker if config.reader == "choose" else None,
+        "wall_s": round(time.perf_counter() - start, 1),
+        "summary": summarize(report_rows, task_rows),
+        "reports": report_rows,
+        "tasks": task_rows,
+    }
+
+
+def run_benchmark(args: argparse.Namespace, console: Console) -> dict[str, Any]:
+    models, threads, configs = _chosen(args)
+    load_start = os.getloadavg()
+    started = time.perf_counter()
+    reports, tasks = data(args.limit)
+    settings = Settings()
+    lanes: dict[str, dict[str, Any]] = {}
+    servers: dict[str, dict[str, Any]] = {}
+    with open_store("sqlite") as store:
+        memory = surveyed_memory(store)
+        for config in (c for c in configs if not c.needs_model):
+            key = lane_key("", None, config)
+            lane = run_lane(memory, None, config, reports, tasks, settings=settings, console=console, label=key)
+            lanes[key] = {"model": None, "threads": None, "server": None, **lane}
+        for name in models:
+            for count in threads:
+                run_model(name, count, [c for c in configs if c.needs_model], memory, reports, tasks, args=args,
+                          settings=settings, console=console, lanes=lanes, servers=servers)  # fmt: skip
+    run = _run_record(args, reports, tasks, list(lanes), load_start=load_start, started=started)
+    results = _combined(run, lanes, servers, settings, _earlier(args.out) if args.merge else {})
+    write_results(args.out, results)
+    print_report(console, results)
+    console.print(f"results written to {args.out} ({run['wall_s']} s)")
+    return results
+
+
+def run_model(
+    name: str,
+    threads: int,
+    configs: Sequence[Config],
+    memory: WorldMemory,
+    reports: Sequence[Report],
+    tasks: Sequence[Task],
+    *,
+    args: argparse.Namespace,
+    settings: Settings,
+    console: Console,
+    lanes: dict[str, dict[str, Any]],
+    servers: dict[str, dict[str, Any]],
+) -> None:
+    """The lanes of one model at one thread count: from cassettes, or against a server started for them."""
+    if not configs:
+        return
+    served = f"{name}/t{threads}"
+
+    def lane(model: LanguageModel, config: Config) -> dict[str, Any]:
+        label = lane_key(name, threads, config)
+        return run_lane(memory, model, config, reports, tasks, settings=settings, console=console, label=label)
+
+    if args.replay is not None:
+        for config in configs:
+            slug = cassette_slug(name, threads, config)
+            model, player = replaying(args.replay, slug)
+            key = lane_key(name, threads, config)
+            figures = lane(model, config)
+            lanes[key] = {
+                "model": name,
+                "threads": threads,
+                "server": None,
+                "cassette": slug,
+                "unplayed": player.remaining,
+                **figures,
+            }
+        return
+    scoring = True if any(c.ranker == "likelihood" and c.reader == "choose" for c in configs) else None
+    with server_for(name, threads, scoring=scoring) as server:
+        texts = [r.text for r in reports]
+        servers[served] = {"model": name, "threads": threads, "ctx": server.ctx, "scoring": server.scoring}
+        servers[served]["ttft"] = time_to_first_token(server, memory.domain, texts)
+        for config in configs:
+            key = lane_key(name, threads, config)
+            client = product_client(server)
+            try:
+                if args.record is not None:
+                    slug = cassette_slug(name, threads, config)
+                    with recording(client, args.record, slug) as model:
+                        figures = lane(model, config)
+                    figures["cassette"] = slug
+                else:
+                    figures = lane(client, config)
+                lanes[key] = {
+                    "model": name,
+                    "threads": threads,
+                    "server": served,
+                    "client": client_settings(client),
+                    **figures,
+                }
+            finally:
+                client.close()
+
+
+def _run_record(
+    args: argparse.Namespace,
+    reports: Sequence[Report],
+    tasks: Sequence[Task],
+    lanes: list[str],
+    *,
+    load_start: tuple[float, float, float],
+    started: float,
+) -> dict[str, Any]:
+    """What a results file says about one run: when, where (the load average at its start and end), how."""
+    load_end = os.getloadavg()
+    return {
+        "time": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine_info(
+            llama_cpp_python=_version("llama_cpp_python"),
+            load_average_start=[round(x, 2) for x in load_start],
+            load_average_end=[round(x, 2) for x in load_end],
+        ),
+        "parameters": parameters(args),
+        "mode": "replayed" if args.replay else ("recorded" if args.record else "live"),
+        "data": {
+            "reports": {s: sum(r.set == s for r in reports) for s in SETS},
+            "tasks": {s: sum(t.set == s for t in tasks) for s in SETS},
+        },
+        "lanes": lanes,
+        "wall_s": round(time.perf_counter() - started, 1),
+    }
+
+
+def _combined(
+    run: dict[str, Any],
+    lanes: dict[str, dict[str, Any]],
+    servers: dict[str, dict[str, Any]],
+    settings: Settings,
+    earlier: dict[str, Any],
+) -> dict[str, Any]:
+    """The results file: this run's lanes, and the earlier file's other lanes (each naming its run)."""
+    runs = [*earlier.get("runs", []), run]
+    for lane in lanes.values():
+        lane["run"] = len(runs) - 1
+    kept = {k: v for k, v in earlier.get("lanes", {}).items() if k not in lanes}
+    default = lane_key(DEFAULT_MODEL, DEFAULT_THREADS, CONFIGS[DEFAULT_CONFIG])
+    results: dict[str, Any] = {
+        "benchmark": "realmodel",
+        **{k: run[k] for k in ("time", "machine", "parameters", "mode")},
+        "settings": {
+            "retriever": settings.retriever,
+            "nl_reader": settings.nl_reader,
+            "nl_ranker": settings.nl_ranker,
+            "update_deadline": settings.update_deadline,
+            "plan_deadline": settings.plan_deadline,
+        },
+        "runs": runs,
+        "servers": {**earlier.get("servers", {}), **servers},
+        "lanes": {**kept, **lanes},
+        "default_lane": default,
+    }
+    results["targets"] = judge(results["lanes"].get(default), default)
+    return results
+
+
+def _earlier(path: Path) -> dict[str, Any]:
+    """The results already at ``path``, to merge into; none if there are none."""
+    if not path.is_file():
+        return {}
+    earlier: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    if earlier.get("benchmark") != "realmodel":
+        raise SystemExit(f"{path} is not a realmodel results file: not merging into it")
+    return earlier
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
