@@ -3,15 +3,16 @@ memory edits, and their requests into goals, on hand-written data about the surv
 (tests/fixtures/realmodel: a first set and a held-out set written later by someone else).
 
 Lanes: each model and thread count, each reading configuration: choose+choice (the domain's readings,
-the model breaking close ties: the default for a packaged model), choose+none (the report's words
-alone, once, no model), write (the model writes the edits under the per-request schema). Each report
-is read into one update of the surveyed home and undone after; outcomes exact, partial, wrong,
-rejected, noop. Each request's goal (chosen, or written by the planner's goal stage) is right, wrong
-or none. Also the server's time to the first token, cold and warm.
+the model breaking close ties; the lane the targets judge), choose+none (the report's words alone,
+once, no model; the settings' default ranker), write (the model writes the edits under the
+per-request schema). Each report is read into one update of the surveyed home and undone after;
+outcomes exact, partial, wrong, rejected, noop. Each request's goal (chosen, or written by the
+planner's goal stage) is right, wrong or none. Also the server's time to the first token, cold and
+warm.
 
     python -m experiments realmodel [--models smollm2-135m,gemma3-270m] [--threads 1,2]
         [--configs choose+choice,choose+none,write] [--limit N] [--record DIR | --replay DIR]
-        [--out experiments/results/realmodel.json]
+        [--merge] [--out experiments/results/realmodel.json]
 """
 
 from __future__ import annotations
