@@ -46,7 +46,8 @@ from l3mp.llm import (
     ModelUnavailable,
     PromptTooLong,
 )
-from l3mp.llm.local import LocalModelError
+from l3mp.llm.local import AssemblyFailed, LocalModelError, ModelNotInstalled, UnknownModel
+from l3mp.llm.scoring import ScoringUnsupported
 from l3mp.pipelines import AnswerProblem, DomainClash, ImportFailed, PipelineError
 from l3mp.prompts import InvalidPromptInput
 from l3mp.service.schemas import ErrorBody, ErrorDetail, IssueOut, UpdateOut
@@ -120,6 +121,10 @@ CODES: dict[type[Exception], tuple[int, str]] = {
     # the language model
     ModelUnavailable: (503, "model_unavailable"),
     LocalModelError: (503, "local_model_unavailable"),
+    UnknownModel: (404, "unknown_model"),
+    ModelNotInstalled: (503, "model_not_installed"),
+    AssemblyFailed: (503, "model_assembly_failed"),
+    ScoringUnsupported: (502, "scoring_unsupported"),
     DeadlinePassed: (503, "model_deadline_passed"),
     PromptTooLong: (422, "prompt_too_long"),
     InvalidMessage: (422, "invalid_message"),
