@@ -24,15 +24,16 @@ def list_(state: CliState, /) -> int:
 
     from l3mp.llm.local import DEFAULT_MODEL, MODELS
 
-    table = Table("model", "installed", "size", "kind", "licence", "ctx", "scoring")
+    table = Table("model", "installed", "size", "kind", "ctx", "scoring", "licence", caption="* the default")
+    table.columns[0].no_wrap = True  # a name to copy into --model
     missing = []
     for record in MODELS.values():
-        name = f"{record.name} (default)" if record.name == DEFAULT_MODEL else record.name
+        name = f"{record.name} *" if record.name == DEFAULT_MODEL else record.name
         kind = "instruct" if record.instruct else "base"
         scoring = "on" if record.scores_by_default(record.ctx) else "off"
         installed = record.installed()
         size = f"{record.size / 1e6:.0f} MB"
-        table.add_row(name, "yes" if installed else "no", size, kind, record.licence, str(record.ctx), scoring)
+        table.add_row(name, "yes" if installed else "no", size, kind, str(record.ctx), scoring, record.licence)
         if not installed:
             missing.append(f"  {record.name}: {record.install_command}")
     state.console.print(table)

@@ -149,13 +149,13 @@ def test_gemma_is_assembled_once_into_the_cache(tmp_path: Path, monkeypatch: pyt
 
 def test_model_list_shows_every_model_and_whether_it_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(MODELS, GHOST.name, GHOST)
-    result = CliRunner().invoke(root, ["model", "list"], terminal_width=200)
+    result = CliRunner().invoke(root, ["model", "list"], env={"COLUMNS": "160"})
     assert result.exit_code == 0, result.output
     rows = {line.split()[1]: line for line in result.output.splitlines() if line.startswith("│ ")}
     assert set(MODELS) <= set(rows)
     assert "│ no " in rows[GHOST.name] and "Apache-2.0" in rows[GHOST.name]
     assert GHOST.install_command in result.output
-    assert "(default)" in result.output
+    assert f"{DEFAULT_MODEL} *" in result.output and "* the default" in result.output
 
 
 def test_serve_with_an_unknown_model_fails_cleanly() -> None:
