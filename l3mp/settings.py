@@ -48,13 +48,14 @@ class Settings(BaseSettings):
     # how a model reads what people say: write = it writes the edits (capable models); choose = the
     # changes the domain allows are read off the words and the state (small local models, nl_choose.py);
     # auto = choose for the packaged local models, write otherwise. nl_ranker: whether and how the
-    # choosing reader asks the model where the words leave a choice open (none: it asks the person;
-    # the packaged small models were wrong there as often as right, see the README)
+    # choosing reader asks the model where the words leave a choice open: likelihood scores the
+    # readings (on a server that can: `l3mp model serve` with scoring on; otherwise the words alone),
+    # choice has it copy one out, none asks the person
     nl_reader: Literal["auto", "write", "choose"] = "auto"
     # facts in a retrieved context (R+ and RS) shown to a model that writes: fewer make small models'
     # prompts short; None keeps each retriever's own (RS 80, R+ 200)
     context_facts: int | None = Field(default=None, ge=1)
-    nl_ranker: Literal["choice", "likelihood", "none"] = "none"
+    nl_ranker: Literal["choice", "likelihood", "none"] = "likelihood"
 
     # REST service (l3mp.service): with api_key set, every mutating route needs it in X-API-Key;
     # read_only_api_key allows reads only. Bodies above max_request_bytes are refused unread.

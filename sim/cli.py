@@ -72,9 +72,10 @@ def demo(state: CliState, local_model: bool) -> int:
     config = DaemonConfig(memory="demo_home")
     if not local_model:
         return _run_daemon(state, config, DEMO_REPORT, real_model=False, sqlite_path=DEMO_DB)
-    from l3mp.llm.local import LocalServer, free_port, packaged_gguf
+    from l3mp.llm.local import DEFAULT_MODEL, LocalServer, free_port, packaged_model
 
-    with LocalServer(gguf=packaged_gguf(), port=free_port()) as server:
+    model = packaged_model(DEFAULT_MODEL)  # as `l3mp model serve` runs it: scoring on where it is cheap
+    with LocalServer.of(model, port=free_port(), scoring=model.scores_by_default(model.ctx)) as server:
         state.console.print(f"local model {server.alias} at {server.base_url}")
         return _run_daemon(
             state,

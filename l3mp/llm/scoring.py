@@ -1,10 +1,12 @@
 """How likely a model finds a text after a prompt: the log-probabilities of its tokens.
 
-Ranking a few given readings by likelihood is what a small model does well where writing the
-answer fails. The OpenAI-compatible completions endpoint returns them with ``echo`` and
-``logprobs`` (llama.cpp's Python server needs the model loaded with ``logits_all``; vLLM and
-OpenAI's older completion models answer the same request). Each continuation is one request that
-shares the prompt, so a server that reuses the longest common prefix evaluates only its tokens.
+Two ways to ask a server: ``POST /score`` (``{"prompt", "continuation"}``, served by ``l3mp model
+serve`` with scoring on: the continuation's tokens, after the prompt's cached prefix), and the
+OpenAI-compatible completions endpoint with ``echo`` and ``logprobs`` (vLLM, OpenAI's older
+completion models). The scorer tries the first and falls back to the second when the server has no
+such route. llama-cpp-python's own echo is not used: in 0.3.36 it gives each token the log-probability
+of the next one, and sorts the whole vocabulary per prompt token. Each continuation is one request
+sharing the prompt, so a server that reuses the longest common prefix evaluates only its tokens.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ class TextScorer(Protocol):
 
 
 class OpenAICompatibleScorer:
-    """Scores over ``POST {base_url}/completions`` with ``echo`` and ``logprobs``."""
+    """Scores over ``POST {base_url}/score``, or ``/completions`` with ``echo`` and ``logprobs``."""
 
     def __init__(self, base_url: str, model: str, api_key: str = "", *, timeout: float = 60.0) -> None:
         if timeout <= 0:
@@ -59,6 +61,7 @@ class OpenAICompatibleScorer:
         self.model = model
         self.timeout = timeout
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "EMPTY", timeout=timeout, max_retries=0)
+        self._route: bool | None = None  # whether the server has POST /score (None: not asked yet)
 
     def close(self) -> None:
         self._client.close()
@@ -79,6 +82,34 @@ class OpenAICompatibleScorer:
         left = deadline.remaining()
         if left <= 0:
             raise ModelUnavailable(self.base_url, self.model, "no time left to score", 0, timed_out=True)
+        if self._route is not False:
+            scored = self._scored(prompt, continuation, min(left, self.timeout))
+            if scored is not None:
+                return scored
+        return self._echoed(prompt, continuation, min(left, self.timeout))
+
+    def _scored(self, prompt: str, continuation: str, timeout: float) -> tuple[float, int, Usage] | None:
+        """Through ``POST /score``; None when the server has no such route (remembered)."""
+        body = {"model": self.model, "prompt": prompt, "continuation": continuation}
+        try:
+            reply: Any = self._client.post("/score", cast_to=object, body=body, options={"timeout": timeout})
+        except openai.NotFoundError:
+            self._route = False
+            return None
+        except openai.APIStatusError as exc:
+            raise ModelUnavailable(self.base_url, self.model, f"HTTP {exc.status_code}: {exc.message[:200]}") from exc
+        except openai.APITimeoutError as exc:
+            raise ModelUnavailable(self.base_url, self.model, "scoring timed out", 1, timed_out=True) from exc
+        except openai.OpenAIError as exc:
+            raise ModelUnavailable(self.base_url, self.model, f"{type(exc).__name__}: {exc}") from exc
+        values = reply.get("token_logprobs") if isinstance(reply, dict) else None
+        if not isinstance(values, list) or not values:
+            raise ScoringUnsupported(self.base_url, f"/score answered without token_logprobs: {str(reply)[:200]}")
+        self._route = True
+        spent = Usage(int(reply.get("prompt_tokens", 0)) + len(values), 0)
+        return float(sum(values)), len(values), spent
+
+    def _echoed(self, prompt: str, continuation: str, left: float) -> tuple[float, int, Usage]:
         try:
             response = self._client.completions.create(
                 model=self.model,
@@ -87,7 +118,7 @@ class OpenAICompatibleScorer:
                 temperature=0.0,
                 echo=True,
                 logprobs=1,
-                timeout=min(left, self.timeout),
+                timeout=left,
             )
         except openai.APIStatusError as exc:
             text = f"{exc.message} {exc.body}".lower()

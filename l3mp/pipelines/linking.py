@@ -58,15 +58,15 @@ def link(sentence: str, entities: Mapping[str, Entity], domain: Domain) -> tuple
     for found_link in found:
         best[found_link.head] = max(best.get(found_link.head, 0), len(found_link.matched))
     kept = [k for k in found if k.matched and len(k.matched) >= best[k.head]]
-    kept = [_with_whole(k, phrases) for k in kept]
+    kept = [_with_whole(k, kept, tokens) for k in kept]
     return tuple(sorted(kept, key=lambda k: (-k.strength, k.entity)))
 
 
-_INDEFINITE = frozenset({"a", "an", "any", "another", "some"})
+_INDEFINITE = frozenset({"a", "an", "another"})  # not "some": "some juice" is the juice
 
 
 def _only_indefinite(sentence: str) -> set[str]:
-    """Words said only after "a" or "any" ("to look for a saucepan"): a kind, not one of the home's things."""
+    """Words said only after "a" ("to look for a saucepan"): a kind, not one of the home's things."""
     raw = re.findall(r"[a-z0-9]+", sentence.lower())
     indefinite: set[str] = set()
     definite: set[str] = set()
@@ -127,16 +127,32 @@ def _without_borrowed(found: Link, phrases: Sequence[Link], tokens: Sequence[str
     return replace(found, matched=matched, strength=share)
 
 
-def _with_whole(part: Link, phrases: Sequence[Link]) -> Link:
-    """``part`` marked as said only within longer names, when every place it is said is inside one."""
+def _with_whole(part: Link, links: Sequence[Link], tokens: Sequence[str]) -> Link:
+    """``part`` marked as said only within a longer name: every place it is said lies inside a run of
+    another entity's words longer than it ("coffee" in "the coffee table", "upstairs kitchen" in "the
+    upstairs kitchen table")."""
     if not part.whole:
         return part
-    for whole in phrases:
+    for whole in links:
         if whole.entity == part.entity or len(whole.label) <= len(part.label):
             continue
-        if all(any(ws <= s and e <= we for ws, we in whole.phrases) for s, e in part.phrases):
+        runs = [r for r in _runs(whole.matched, tokens) if r[1] - r[0] > len(part.label)]
+        if runs and all(any(rs <= s and e <= re_ for rs, re_ in runs) for s, e in part.phrases):
             return replace(part, part_of=whole.entity)
     return part
+
+
+def _runs(matched: frozenset[str], tokens: Sequence[str]) -> list[tuple[int, int]]:
+    """The stretches of the sentence made only of ``matched`` words, as [start, end) positions."""
+    runs: list[tuple[int, int]] = []
+    start: int | None = None
+    for i, token in enumerate((*tokens, "")):
+        if token in matched and start is None:
+            start = i
+        elif token not in matched and start is not None:
+            runs.append((start, i))
+            start = None
+    return runs
 
 
 def strongest(links: Sequence[Link]) -> dict[str, Link]:

@@ -19,6 +19,7 @@ from kg_memory.domain import Domain
 from kg_memory.memory import WorldMemory
 from kg_memory.model import Entity, Fact, Issue, IssueCode, Update, UpdateSource
 from l3mp.llm.base import Deadline, DeadlinePassed, ModelUnavailable, Usage
+from l3mp.llm.scoring import ScoringUnsupported
 from l3mp.pipelines.candidates import Change, candidate_changes
 from l3mp.pipelines.choosing import Choice, Mentions, Ranker, Verdict, choose, judge, labels_of
 from l3mp.pipelines.linking import link
@@ -121,8 +122,13 @@ class ChoosingReader:
 
     def read(self, text: str, *, deadline: Deadline) -> tuple[Update, Choice | None, Usage]:
         start = time.perf_counter()
+        unranked = ""
         try:
-            choice = read_choice(self.memory, text, ranker=self.ranker, deadline=deadline)
+            try:
+                choice = read_choice(self.memory, text, ranker=self.ranker, deadline=deadline)
+            except ScoringUnsupported as exc:  # the words and the state still read what they can
+                unranked = str(exc)
+                choice = read_choice(self.memory, text, ranker=None, deadline=deadline)
         except (DeadlinePassed, ModelUnavailable) as exc:
             if isinstance(exc, ModelUnavailable) and not exc.timed_out:
                 raise
@@ -130,6 +136,8 @@ class ChoosingReader:
             meta = self._meta(None, start=start)
             return self.memory.reject(source=UpdateSource.NL, input=text, issues=[issue], meta=meta), None, Usage()
         meta = self._meta(choice, start=start)
+        if unranked:
+            meta["choice"]["ranker_unavailable"] = unranked
         return self._record(text, choice, meta), choice, choice.usage
 
     def _record(self, text: str, choice: Choice, meta: dict[str, Any]) -> Update:

@@ -21,6 +21,7 @@ from kg_memory.model import State
 from kg_memory.unknowns import Unknown
 from l3mp._json import JSONObject
 from l3mp.llm.base import Deadline, DeadlinePassed, LanguageModel, PromptTooLong, Usage
+from l3mp.llm.scoring import ScoringUnsupported
 from l3mp.outcomes import ExplorationStep, PlanOutcome, Question
 from l3mp.pipelines.context import Fallback, ModelRetrieval
 from l3mp.pipelines.conversation import Exchange, Parsed, ask_parsed, unusable
@@ -263,7 +264,10 @@ class TaskPlanner:
         """The goal chosen among the readings the domain allows (no goal written by the model)."""
         started = time.perf_counter()
         ranker = make_ranker(self.config.ranker, model, self.memory.domain)
-        chosen = choose_goal(self.memory, request, ranker=ranker, deadline=deadline)
+        try:
+            chosen = choose_goal(self.memory, request, ranker=ranker, deadline=deadline)
+        except ScoringUnsupported:  # the words and the state still read what they can
+            chosen = choose_goal(self.memory, request, ranker=None, deadline=deadline)
         usage = chosen.choice.usage
         timings = {"retrieval": 0.0, "model": sum(r.seconds for r in chosen.choice.rankings)}
         if chosen.goal is None:
