@@ -4,6 +4,8 @@ Each line is ``{"key", "request", "response"}``; the key is the SHA-256 of the r
 (messages, schema, name). Replay serves identical requests in recorded order and fails loudly on a
 request that was never recorded. A reply the backend rejected as malformed is recorded as such and
 replayed as the same MalformedOutput; ModelUnavailable is infrastructure and is not recorded.
+Scores (a TextScorer's answers) have cassettes of their own, keyed by prompt and continuation:
+:class:`ScoreRecorder` and :class:`ScorePlayer`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from l3mp.llm.base import Completion, LanguageModel, LLMError, MalformedOutput, Message, Usage
+from l3mp.llm.base import Completion, Deadline, LanguageModel, LLMError, MalformedOutput, Message, Usage
+from l3mp.llm.scoring import Scores, TextScorer
 
 
 class UnrecordedRequest(LLMError):
@@ -133,3 +136,63 @@ class CassettePlayer:
             raise MalformedOutput(bad["text"], bad["problem"], usage, bad.get("model", ""))
         usage = Usage(response["usage"]["prompt_tokens"], response["usage"]["completion_tokens"])
         return Completion(text=response["text"], data=response["data"], usage=usage, model=response["model"])
+
+
+# -- scores (a TextScorer's traffic), for runs that rank readings by likelihood ---------------------
+
+
+def score_key(prompt: str, continuation: str) -> str:
+    canonical = json.dumps({"prompt": prompt, "continuation": continuation}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class ScoreRecorder:
+    """Passes every scoring to ``inner`` (a TextScorer) and appends each continuation's score to ``path``."""
+
+    def __init__(self, inner: TextScorer, path: Path | str) -> None:
+        self.inner = inner
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text("", encoding="utf-8")
+
+    def score(self, prompt: str, continuations: Sequence[str], *, deadline: Deadline) -> Scores:
+        scores = self.inner.score(prompt, continuations, deadline=deadline)
+        with self.path.open("a", encoding="utf-8") as out:
+            for continuation, logprob, tokens in zip(continuations, scores.logprobs, scores.tokens, strict=True):
+                record = {
+                    "key": score_key(prompt, continuation),
+                    "continuation": continuation,
+                    "response": {"logprob": logprob, "tokens": tokens},
+                }
+                out.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
+        return scores
+
+
+class ScorePlayer:
+    """Replays recorded scores; a continuation never scored after its prompt is :class:`UnrecordedRequest`."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self._scores: dict[str, dict[str, Any]] = {}
+        for number, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                self._scores[record["key"]] = {"logprob": float(record["response"]["logprob"]), **record["response"]}
+            except (ValueError, KeyError, TypeError) as exc:
+                raise CassetteError(self.path, number, f"not a score record: {exc}") from exc
+
+    def score(self, prompt: str, continuations: Sequence[str], *, deadline: Deadline) -> Scores:
+        found = []
+        for continuation in continuations:
+            key = score_key(prompt, continuation)
+            if key not in self._scores:
+                raise UnrecordedRequest(self.path, key, continuation)
+            found.append(self._scores[key])
+        return Scores(
+            logprobs=tuple(s["logprob"] for s in found),
+            tokens=tuple(int(s["tokens"]) for s in found),
+            usage=Usage(),
+            seconds=0.0,
+        )

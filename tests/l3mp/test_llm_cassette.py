@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,23 @@ def test_corrupt_cassette_names_the_line(tmp_path: Path) -> None:
     path.write_text('{"key": "k", "response": {}}\nnot json\n', encoding="utf-8")
     with pytest.raises(CassetteError, match=r"bad.jsonl:2"):
         CassettePlayer(path)
+
+
+def test_scores_record_and_replay_offline_and_an_unscored_continuation_is_refused(tmp_path: Path) -> None:
+    from l3mp.llm.base import Deadline, Usage
+    from l3mp.llm.cassette import ScorePlayer, ScoreRecorder, UnrecordedRequest
+    from l3mp.llm.scoring import Scores
+
+    class Fixed:
+        def score(self, prompt: str, continuations: Sequence[str], *, deadline: Deadline) -> Scores:
+            values = tuple(-float(len(c)) for c in continuations)
+            return Scores(
+                logprobs=values, tokens=tuple(len(c.split()) for c in continuations), usage=Usage(), seconds=0.0
+            )
+
+    path = tmp_path / "scores.jsonl"
+    recorded = ScoreRecorder(Fixed(), path).score("Report: x\nNow:", [" a b", " c"], deadline=Deadline.after(5))
+    replayed = ScorePlayer(path).score("Report: x\nNow:", [" c", " a b"], deadline=Deadline.after(5))
+    assert replayed.logprobs == (recorded.logprobs[1], recorded.logprobs[0]) and replayed.tokens == (1, 2)
+    with pytest.raises(UnrecordedRequest):
+        ScorePlayer(path).score("Report: y\nNow:", [" c"], deadline=Deadline.after(5))
