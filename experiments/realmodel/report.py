@@ -123,12 +123,13 @@ def _seconds(value: float | None) -> str:
 
 def lanes_table(results: Mapping[str, Any]) -> Table:
     """One row per lane and set: the outcome shares, seconds, tokens, tasks and time to first token."""
-    table = Table(title=f"real model: reports read into memory edits, requests into goals ({results['mode']})")
+    modes = ", ".join(sorted({run["mode"] for run in results["runs"]}))
+    table = Table(title=f"real model: reports read into memory edits, requests into goals ({modes})")
     columns = ("lane", "set", "n", *OUTCOMES, "med s", "p90 s", "tok/upd", "goals right", "TTFT cold/warm s")
     for column in columns:
         table.add_column(column, justify="left" if column in ("lane", "set") else "right")
     for key, lane in results["lanes"].items():
-        ttft = results["servers"].get(lane["server"] or "", {}).get("ttft")
+        ttft = results["runs"][lane["run"]]["servers"].get(lane["server"] or "", {}).get("ttft")
         for n, name in enumerate((*SETS, ALL)):
             figures, tasks = lane["summary"]["reports"][name], lane["summary"]["tasks"][name]
             tokens = figures["tokens_per_update"]

@@ -139,7 +139,8 @@ def run_benchmark(args: argparse.Namespace, console: Console) -> dict[str, Any]:
                 run_model(name, count, [c for c in configs if c.needs_model], memory, reports, tasks, args=args,
                           settings=settings, console=console, lanes=lanes, servers=servers)  # fmt: skip
     run = _run_record(args, reports, tasks, list(lanes), load_start=load_start, started=started)
-    results = _combined(run, lanes, servers, settings, _earlier(args.out) if args.merge else {})
+    run["servers"] = servers  # a lane's server, under its run: a later run may measure the same one again
+    results = _combined(run, lanes, settings, _earlier(args.out) if args.merge else {})
     write_results(args.out, results)
     print_report(console, results)
     console.print(f"results written to {args.out} ({run['wall_s']} s)")
@@ -243,15 +244,15 @@ def _run_record(
 def _combined(
     run: dict[str, Any],
     lanes: dict[str, dict[str, Any]],
-    servers: dict[str, dict[str, Any]],
     settings: Settings,
     earlier: dict[str, Any],
 ) -> dict[str, Any]:
     """The results file: this run's lanes, and the earlier file's other lanes (each naming its run)."""
-    runs = [*earlier.get("runs", []), run]
-    for lane in lanes.values():
-        lane["run"] = len(runs) - 1
     kept = {k: v for k, v in earlier.get("lanes", {}).items() if k not in lanes}
+    runs, kept = _still_measuring(earlier.get("runs", []), kept)
+    runs.append(run)
+    for lane in lanes.values():  # which run measured it, and over how many of each set's items
+        lane["run"], lane["limit"] = len(runs) - 1, run["parameters"]["limit"]
     default = lane_key(DEFAULT_MODEL, DEFAULT_THREADS, CONFIGS[DEFAULT_CONFIG])
     results: dict[str, Any] = {
         "benchmark": "realmodel",
@@ -264,12 +265,21 @@ def _combined(
             "plan_deadline": settings.plan_deadline,
         },
         "runs": runs,
-        "servers": {**earlier.get("servers", {}), **servers},
         "lanes": {**kept, **lanes},
         "default_lane": default,
     }
     results["targets"] = judge(results["lanes"].get(default), default)
     return results
+
+
+def _still_measuring(
+    runs: list[dict[str, Any]], lanes: dict[str, dict[str, Any]]
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The earlier runs that still measure a kept lane (each listing only those), lanes renumbered."""
+    used = sorted({lane["run"] for lane in lanes.values()})
+    number = {old: new for new, old in enumerate(used)}
+    left = [{**runs[old], "lanes": [k for k, v in lanes.items() if v["run"] == old]} for old in used]
+    return left, {k: {**v, "run": number[v["run"]]} for k, v in lanes.items()}
 
 
 def _earlier(path: Path) -> dict[str, Any]:
