@@ -114,16 +114,7 @@ def _optional_section(
     path: Path, data: Mapping[str, object], section: str, arities: Mapping[str, int]
 ) -> Mapping[str, str]:
     """A table of templates for some of the names (none is fine)."""
-    raw = data.get(section, {})
-    if not isinstance(raw, dict):
-        raise DomainError(path, f'[{section}] must be a table of name = "template"')
-    templates = {str(k).lower(): v for k, v in raw.items()}
-    extra = sorted(set(templates) - set(arities))
-    if extra:
-        raise DomainError(path, f"[{section}] has templates for unknown predicates: {', '.join(extra)}")
-    for name, template in templates.items():
-        _check_template(path, section, name, template, arities[name])
-    return MappingProxyType(templates)
+    return _section(path, data, section, arities, complete=False)
 
 
 def _cues(path: Path, data: Mapping[str, object], arities: Mapping[str, int]) -> Mapping[str, Cues]:
@@ -145,17 +136,20 @@ def _cues(path: Path, data: Mapping[str, object], arities: Mapping[str, int]) ->
     return MappingProxyType(cues)
 
 
-def _section(path: Path, data: Mapping[str, object], section: str, arities: Mapping[str, int]) -> Mapping[str, str]:
+def _section(
+    path: Path, data: Mapping[str, object], section: str, arities: Mapping[str, int], *, complete: bool = True
+) -> Mapping[str, str]:
+    """A table of templates: one for every name (``complete``), or for some of them."""
     raw = data.get(section, {})
     if not isinstance(raw, dict):
         raise DomainError(path, f'[{section}] must be a table of name = "template"')
     templates = {str(k).lower(): v for k, v in raw.items()}
     missing = sorted(set(arities) - set(templates))
-    if missing:
+    if missing and complete:
         raise DomainError(path, f"[{section}] has no template for {', '.join(missing)}")
     extra = sorted(set(templates) - set(arities))
     if extra:
-        raise DomainError(path, f"[{section}] has templates for unknown {section}: {', '.join(extra)}")
+        raise DomainError(path, f"[{section}] has templates for unknown names: {', '.join(extra)}")
     for name, template in templates.items():
         _check_template(path, section, name, template, arities[name])
     return MappingProxyType(templates)

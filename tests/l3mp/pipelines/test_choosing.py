@@ -4,18 +4,17 @@ model runs here except the recording ranker, which stands in for one where a tie
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from kg_memory import DomainRegistry, Fact, IssueCode, UpdateStatus, WorldMemory
+from kg_memory import Fact, IssueCode, UpdateStatus, WorldMemory
 from kg_memory.domain import Domain, load_domain
 from kg_memory.errors import DomainError
 from kg_memory.language import load_language
 from kg_memory.model import Entity
-from kg_memory.stores import SQLiteStore
 from l3mp.llm.base import Deadline, DeadlinePassed
 from l3mp.pipelines.candidates import candidate_changes
 from l3mp.pipelines.choosing import (
@@ -46,16 +45,6 @@ def domain() -> Domain:
 def survey(domain: Domain) -> Survey:
     entities, facts = surveyed_home(31, domain)
     return {e.name: e for e in entities} | {e.name: e for e in domain.constant_entities()}, facts
-
-
-@pytest.fixture
-def memory(tmp_path: Path, domain: Domain) -> Iterator[WorldMemory]:
-    store = SQLiteStore(tmp_path / "home.db", DomainRegistry())
-    world = WorldMemory.create(store, "home", "household")
-    entities, facts = surveyed_home(31, world.domain)
-    world.add_entities(entities, facts=facts, input="survey")
-    yield world
-    store.close()
 
 
 @dataclass
@@ -201,61 +190,61 @@ def test_many_things_alike_are_a_question_not_a_nuance_for_the_ranker(domain: Do
     assert choice.verdict is Verdict.NOT_SURE and ranker.asked == []
 
 
-def test_of_places_alike_the_one_where_the_thing_is_goes(memory: WorldMemory) -> None:
+def test_of_places_alike_the_one_where_the_thing_is_goes(surveyed: WorldMemory) -> None:
     # the towel is on the east bedroom's bed: "the hamper" is that room's, of nine hampers
-    choice = read_choice(memory, "I tossed the pink towel into the hamper.", ranker=None, deadline=Deadline.after(10))
+    choice = read_choice(surveyed, "I tossed the pink towel into the hamper.", ranker=None, deadline=Deadline.after(10))
     assert {str(f) for f in choice.delta.add} == {"(on towel_1 hamper_7)"}
     # rooms next door are not the same place: which kitchen Tariq went to stays a question
-    tariq = read_choice(memory, "Tariq is in the kitchen now.", ranker=None, deadline=Deadline.after(10))
+    tariq = read_choice(surveyed, "Tariq is in the kitchen now.", ranker=None, deadline=Deadline.after(10))
     assert tariq.verdict is Verdict.NOT_SURE
 
 
 # -- the reader and the goals -------------------------------------------------------------------
 
 
-def test_the_reader_applies_the_chosen_delta_with_what_it_chose(memory: WorldMemory) -> None:
-    reader = ChoosingReader(memory, None)
+def test_the_reader_applies_the_chosen_delta_with_what_it_chose(surveyed: WorldMemory) -> None:
+    reader = ChoosingReader(surveyed, None)
     update, choice, _ = reader.read("I opened the washer in the main laundry room.", deadline=Deadline.after(10))
     assert update.status is UpdateStatus.APPLIED and choice is not None
-    assert memory.state().holds(Fact("open", ("washer_1",)))
+    assert surveyed.state().holds(Fact("open", ("washer_1",)))
     assert update.meta["reader"] == "choose" and update.meta["choice"]["verdict"] == "change"
 
 
-def test_a_report_it_is_not_sure_of_is_recorded_as_rejected_and_changes_nothing(memory: WorldMemory) -> None:
-    version = memory.version
-    update, _, _ = ChoosingReader(memory, None).read("Tariq is in the kitchen now.", deadline=Deadline.after(10))
-    assert update.status is UpdateStatus.REJECTED and memory.version == version
+def test_a_report_it_is_not_sure_of_is_recorded_as_rejected_and_changes_nothing(surveyed: WorldMemory) -> None:
+    version = surveyed.version
+    update, _, _ = ChoosingReader(surveyed, None).read("Tariq is in the kitchen now.", deadline=Deadline.after(10))
+    assert update.status is UpdateStatus.REJECTED and surveyed.version == version
     assert [i.code for i in update.issues] == [IssueCode.NOT_SURE] and "upstairs kitchen" in update.issues[0].message
 
 
-def test_a_ranker_past_the_deadline_ends_the_update_as_rejected_with_why(memory: WorldMemory) -> None:
+def test_a_ranker_past_the_deadline_ends_the_update_as_rejected_with_why(surveyed: WorldMemory) -> None:
     class Late:
         margin = 1.0
 
         def rank(self, *, report: str, readings: Sequence[str], deadline: Deadline) -> Ranking:
             raise DeadlinePassed(1.0, "update")
 
-    version = memory.version
-    update, _, _ = ChoosingReader(memory, Late()).read(TIE, deadline=Deadline.after(10))
-    assert update.status is UpdateStatus.REJECTED and memory.version == version
+    version = surveyed.version
+    update, _, _ = ChoosingReader(surveyed, Late()).read(TIE, deadline=Deadline.after(10))
+    assert update.status is UpdateStatus.REJECTED and surveyed.version == version
     assert update.issues[0].code is IssueCode.DEADLINE
 
 
-def test_a_request_s_goal_is_what_its_chosen_readings_make_true(memory: WorldMemory) -> None:
+def test_a_request_s_goal_is_what_its_chosen_readings_make_true(surveyed: WorldMemory) -> None:
     goal = choose_goal(
-        memory, "Please turn off the TV in the guest living room.", ranker=None, deadline=Deadline.after(10)
+        surveyed, "Please turn off the TV in the guest living room.", ranker=None, deadline=Deadline.after(10)
     )
     assert goal.literals == ("(not (switched_on tv_4))",) and goal.goal == "(not (switched_on tv_4))"
     both = choose_goal(
-        memory,
+        surveyed,
         "Benjamin's thirsty: fill the brown glass with water and give it to him.",
         ranker=None,
         deadline=Deadline.after(10),
     )
     assert set(both.literals) == {"(filled glass_4 water)", "(in_hand glass_4 benjamin)"}
-    unsure = choose_goal(memory, "Put it away.", ranker=None, deadline=Deadline.after(10))
+    unsure = choose_goal(surveyed, "Put it away.", ranker=None, deadline=Deadline.after(10))
     assert unsure.goal is None and unsure.reason
-    assert read_choice(memory, "Put it away.", ranker=None, deadline=Deadline.after(10)).verdict is Verdict.NOT_SURE
+    assert read_choice(surveyed, "Put it away.", ranker=None, deadline=Deadline.after(10)).verdict is Verdict.NOT_SURE
 
 
 # -- the language file ---------------------------------------------------------------------------

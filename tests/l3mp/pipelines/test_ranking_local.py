@@ -4,29 +4,16 @@ with the words alone when a server cannot score."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
 import pytest
 
-from kg_memory import DomainRegistry, UpdateStatus, WorldMemory
-from kg_memory.stores import SQLiteStore
+from kg_memory import UpdateStatus, WorldMemory
 from l3mp.llm.base import Deadline
 from l3mp.llm.local import LocalServer
 from l3mp.llm.scoring import OpenAICompatibleScorer, Scores, ScoringUnsupported
 from l3mp.pipelines.nl_choose import ChoosingReader
 from l3mp.pipelines.ranking import LikelihoodRanker
-from sim.survey import surveyed_home
-
-
-@pytest.fixture
-def memory(tmp_path: Path) -> Iterator[WorldMemory]:
-    store = SQLiteStore(tmp_path / "home.db", DomainRegistry())
-    world = WorldMemory.create(store, "home", "household")
-    entities, facts = surveyed_home(31, world.domain)
-    world.add_entities(entities, facts=facts, input="survey")
-    yield world
-    store.close()
 
 
 @pytest.mark.slow
@@ -39,13 +26,13 @@ def test_the_scorer_finds_the_likely_continuation_likelier(local_server: LocalSe
 
 @pytest.mark.slow
 def test_where_no_word_names_the_change_the_model_s_likelihood_decides(
-    local_server: LocalServer, memory: WorldMemory
+    local_server: LocalServer, surveyed: WorldMemory
 ) -> None:
     # "made coffee in" is none of the household's words for filling: the readings go to the model
     ranker = LikelihoodRanker(
-        scorer=OpenAICompatibleScorer(local_server.base_url, local_server.alias), domain=memory.domain
+        scorer=OpenAICompatibleScorer(local_server.base_url, local_server.alias), domain=surveyed.domain
     )
-    update, choice, usage = ChoosingReader(memory, ranker).read(
+    update, choice, usage = ChoosingReader(surveyed, ranker).read(
         "I made coffee in the grey teacup on the upstairs kitchen counter.", deadline=Deadline.after(120)
     )
     assert update.status is UpdateStatus.APPLIED, update.issues
@@ -58,9 +45,9 @@ class CannotScore:
         raise ScoringUnsupported("http://127.0.0.1:9/v1", "HTTP 500: logprobs is not supported")
 
 
-def test_a_server_that_cannot_score_leaves_the_words_to_decide(memory: WorldMemory) -> None:
-    ranker = LikelihoodRanker(scorer=CannotScore(), domain=memory.domain)
-    reader = ChoosingReader(memory, ranker)
+def test_a_server_that_cannot_score_leaves_the_words_to_decide(surveyed: WorldMemory) -> None:
+    ranker = LikelihoodRanker(scorer=CannotScore(), domain=surveyed.domain)
+    reader = ChoosingReader(surveyed, ranker)
     clear, _, _ = reader.read("I opened the washer in the main laundry room.", deadline=Deadline.after(10))
     assert clear.status is UpdateStatus.APPLIED and "ranker_unavailable" not in clear.meta["choice"]
     open_question, _, _ = reader.read("I made coffee in the grey teacup.", deadline=Deadline.after(10))
