@@ -62,6 +62,13 @@ class CassetteRecorder:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text("", encoding="utf-8")
 
+    @property
+    def mode(self) -> str | None:
+        """The inner client's output mode (prompts pick their schema dialect by it), so a recorded
+        run asks exactly what a live one would."""
+        mode = getattr(self.inner, "mode", None)
+        return mode if isinstance(mode, str) else None
+
     def complete(
         self,
         messages: Sequence[Message],
@@ -96,10 +103,12 @@ class CassetteRecorder:
 
 
 class CassettePlayer:
-    """Replays a cassette; identical requests are served in recorded order."""
+    """Replays a cassette; identical requests are served in recorded order. ``mode`` is the output
+    mode of the client that was recorded, which the prompts asked by (see :class:`CassetteRecorder`)."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, mode: str | None = None) -> None:
         self.path = Path(path)
+        self.mode = mode
         self._responses: dict[str, deque[dict[str, Any]]] = defaultdict(deque)
         self._served: dict[str, int] = defaultdict(int)
         for number, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), start=1):
