@@ -15,6 +15,7 @@ from kg_memory import Fact, GraphStore, UpdateStatus, WorldMemory
 from kg_memory.model import Update
 from l3mp.llm import LanguageModel
 from l3mp.llm.base import Deadline, DeadlinePassed, ModelUnavailable, PromptTooLong, Usage
+from l3mp.llm.scoring import TextScorer
 from l3mp.pipelines.context import ModelRetrieval
 from l3mp.pipelines.conversation import Exchange, ask_parsed
 from l3mp.pipelines.errors import AnswerProblem
@@ -42,6 +43,11 @@ class Config:
     def needs_model(self) -> bool:
         return not (self.reader == "choose" and self.ranker == "none")
 
+    @property
+    def scores(self) -> bool:
+        """Whether the lane ranks readings by their likelihood (a scorer, the server's /v1/score)."""
+        return self.reader == "choose" and self.ranker == "likelihood"
+
 
 CONFIGS: dict[str, Config] = {
     c.name: c
@@ -52,7 +58,7 @@ CONFIGS: dict[str, Config] = {
         Config(name="write", reader="write", ranker="choice"),  # the ranker is not used when writing
     )
 }
-DEFAULT_CONFIG = "choose+choice"  # the lane the targets judge: the choosing reader, the model breaking ties
+DEFAULT_CONFIG = "choose+likelihood"  # the lane the targets judge: the settings' default reader and ranker
 
 
 def surveyed_memory(store: GraphStore) -> WorldMemory:
@@ -73,11 +79,13 @@ def read_reports(
     reports: Sequence[Report],
     *,
     settings: Settings,
+    scorer: TextScorer | None = None,
     advance: Callable[[], None] = lambda: None,
 ) -> list[dict[str, Any]]:
-    """One row per report (see :func:`read_report`), the memory back at its initial state after each."""
+    """One row per report (see :func:`read_report`), the memory back at its initial state after each;
+    a likelihood lane ranks through ``scorer``."""
     chosen = replace(NLUpdateConfig.from_settings(settings), reader=config.reader, ranker=config.ranker)
-    updater = NLUpdater(memory, model if model is not None else _NoModel(), chosen)
+    updater = NLUpdater(memory, model if model is not None else _NoModel(), chosen, scorer=scorer)
     rows = []
     for report in reports:
         rows.append(read_report(memory, updater, report))
@@ -141,6 +149,7 @@ def read_tasks(
     tasks: Sequence[Task],
     *,
     settings: Settings,
+    scorer: TextScorer | None = None,
     advance: Callable[[], None] = lambda: None,
 ) -> list[dict[str, Any]]:
     """One row per task: the goal the request means, by the lane's reader, judged against the goal meant."""
@@ -149,7 +158,7 @@ def read_tasks(
         start = time.perf_counter()
         deadline = Deadline.after(settings.plan_deadline)
         if config.reader == "choose":
-            found, usage, why = _chosen_goal(memory, model, config, task.request, deadline)
+            found, usage, why = _chosen_goal(memory, model, config, task.request, deadline, scorer)
         else:
             assert model is not None
             found, usage, why = written_goal(memory, model, task.request, settings=settings, deadline=deadline)
@@ -173,9 +182,14 @@ GoalFound = tuple[tuple[str, ...] | None, Usage, str]
 
 
 def _chosen_goal(
-    memory: WorldMemory, model: LanguageModel | None, config: Config, request: str, deadline: Deadline
+    memory: WorldMemory,
+    model: LanguageModel | None,
+    config: Config,
+    request: str,
+    deadline: Deadline,
+    scorer: TextScorer | None,
 ) -> GoalFound:
-    ranker = make_ranker(config.ranker, model, memory.domain) if model is not None else None
+    ranker = make_ranker(config.ranker, model, memory.domain, scorer=scorer) if model is not None else None
     try:
         chosen = choose_goal(memory, request, ranker=ranker, deadline=deadline)
     except (DeadlinePassed, ModelUnavailable) as exc:

@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -19,16 +19,21 @@ from experiments.realmodel.data import SETS, Report, Task, load_reports, load_ta
 from experiments.realmodel.reading import CONFIGS, DEFAULT_CONFIG, Config, read_reports, read_tasks, surveyed_memory
 from experiments.realmodel.report import judge, print_report, summarize
 from experiments.realmodel.serving import (
+    ScoredTokens,
     client_settings,
     product_client,
+    product_scorer,
     recording,
+    recording_scores,
     replaying,
+    replaying_scores,
     server_for,
     time_to_first_token,
 )
 from kg_memory import WorldMemory
 from l3mp.llm import LanguageModel
-from l3mp.llm.local import DEFAULT_MODEL, MODELS
+from l3mp.llm.local import DEFAULT_MODEL, MODELS, LocalServer
+from l3mp.llm.scoring import TextScorer
 from l3mp.settings import Settings
 
 WORDS = "words"  # the lane of the words-alone reader: no model, no server
@@ -36,15 +41,16 @@ DEFAULT_THREADS = 1  # what `l3mp model serve` uses
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    installed = [m.name for m in MODELS.values() if m.installed()]
     parser.add_argument(
-        "--models", default=",".join(installed), help="packaged models, comma-separated (default: the installed ones)"
+        "--models",
+        default=DEFAULT_MODEL,
+        help=f"packaged models, comma-separated: {', '.join(MODELS)} (default: {DEFAULT_MODEL})",
     )
-    parser.add_argument("--threads", default="1,2", help="server threads to measure, comma-separated")
+    parser.add_argument("--threads", default=str(DEFAULT_THREADS), help="server threads to measure, comma-separated")
     parser.add_argument(
         "--configs",
-        default="choose+choice,choose+none,write",
-        help=f"reading configurations, comma-separated: {', '.join(CONFIGS)}",
+        default=f"{DEFAULT_CONFIG},choose+none",
+        help=f"reading configurations, comma-separated: {', '.join(CONFIGS)} (write takes the longest)",
     )
     parser.add_argument("--limit", type=int, help="only the first N reports and tasks of each set")
     parser.add_argument(
@@ -81,8 +87,6 @@ def _chosen(args: argparse.Namespace) -> tuple[list[str], list[int], list[Config
         raise SystemExit(f"--threads takes whole numbers, not {args.threads!r}") from None
     if not configs or not threads or min(threads) < 1 or (args.limit is not None and args.limit < 1):
         raise SystemExit("use at least one configuration, threads ≥ 1 and --limit ≥ 1")
-    if "choose+likelihood" in configs and (args.record or args.replay):
-        raise SystemExit("choose+likelihood scores through the server, not the chat completions a cassette holds")
     return models, threads, [CONFIGS[c] for c in configs]
 
 
@@ -103,12 +107,14 @@ def run_lane(
     settings: Settings,
     console: Console,
     label: str,
+    scorer: TextScorer | None = None,
 ) -> dict[str, Any]:
-    """One lane's rows and summary."""
+    """One lane's rows and summary; a likelihood lane ranks through ``scorer``."""
     start = time.perf_counter()
+    counted = ScoredTokens(inner=scorer) if scorer is not None else None
     with progress(console, label, len(reports) + len(tasks)) as advance:
-        report_rows = read_reports(memory, model, config, reports, settings=settings, advance=advance)
-        task_rows = read_tasks(memory, model, config, tasks, settings=settings, advance=advance)
+        report_rows = read_reports(memory, model, config, reports, settings=settings, scorer=counted, advance=advance)
+        task_rows = read_tasks(memory, model, config, tasks, settings=settings, scorer=counted, advance=advance)
     return {
         "config": config.name,
         "reader": config.reader,
@@ -166,17 +172,18 @@ def run_model(
         return
     served = f"{name}/t{threads}"
 
-    def lane(model: LanguageModel, config: Config) -> dict[str, Any]:
+    def lane(model: LanguageModel, config: Config, scorer: TextScorer | None) -> dict[str, Any]:
         label = lane_key(name, threads, config)
-        return run_lane(memory, model, config, reports, tasks, settings=settings, console=console, label=label)
+        return run_lane(
+            memory, model, config, reports, tasks, settings=settings, console=console, label=label, scorer=scorer
+        )
 
     if args.replay is not None:
         for config in configs:
             slug = cassette_slug(name, threads, config)
-            model, player = replaying(args.replay, slug)
-            key = lane_key(name, threads, config)
-            figures = lane(model, config)
-            lanes[key] = {
+            player = replaying(args.replay, slug)
+            figures = lane(player, config, replaying_scores(args.replay, slug) if config.scores else None)
+            lanes[lane_key(name, threads, config)] = {
                 "model": name,
                 "threads": threads,
                 "server": None,
@@ -185,31 +192,39 @@ def run_model(
                 **figures,
             }
         return
-    scoring = True if any(c.ranker == "likelihood" and c.reader == "choose" for c in configs) else None
-    with server_for(name, threads, scoring=scoring) as server:
+    with server_for(name, threads, scoring=True if any(c.scores for c in configs) else None) as server:
         texts = [r.text for r in reports]
         servers[served] = {"model": name, "threads": threads, "ctx": server.ctx, "scoring": server.scoring}
         servers[served]["ttft"] = time_to_first_token(server, memory.domain, texts)
         for config in configs:
-            key = lane_key(name, threads, config)
-            client = product_client(server)
-            try:
-                if args.record is not None:
-                    slug = cassette_slug(name, threads, config)
-                    with recording(client, args.record, slug) as model:
-                        figures = lane(model, config)
-                    figures["cassette"] = slug
-                else:
-                    figures = lane(client, config)
-                lanes[key] = {
-                    "model": name,
-                    "threads": threads,
-                    "server": served,
-                    "client": client_settings(client),
-                    **figures,
-                }
-            finally:
-                client.close()
+            figures = served_lane(server, config, lane, record=args.record, slug=cassette_slug(name, threads, config))
+            lanes[lane_key(name, threads, config)] = {"model": name, "threads": threads, "server": served, **figures}
+
+
+def served_lane(
+    server: LocalServer,
+    config: Config,
+    lane: Callable[[LanguageModel, Config, TextScorer | None], dict[str, Any]],
+    *,
+    record: Path | None,
+    slug: str,
+) -> dict[str, Any]:
+    """One lane against ``server``, through the product's client (and scorer), recorded if asked."""
+    client = product_client(server)
+    scorer = product_scorer(client) if config.scores else None
+    try:
+        if record is not None:
+            recorded = recording_scores(scorer, record, slug) if scorer is not None else None
+            with recording(client, record, slug) as model:
+                figures = lane(model, config, recorded)
+            figures["cassette"] = slug
+        else:
+            figures = lane(client, config, scorer)
+        return {"client": client_settings(client), **figures}
+    finally:
+        client.close()
+        if scorer is not None:
+            scorer.close()
 
 
 def _run_record(

@@ -1,50 +1,46 @@
 """The model a lane reads with: a packaged model's llama.cpp server started for it, the client the
 product builds for that server, or the lane's cassette (recorded alongside, or replayed without a
-server); and the server's time to the first token, cold and warm."""
+server); the scorer a likelihood lane ranks with, likewise live, recorded or replayed; and the
+server's time to the first token, cold and warm.
+
+A likelihood lane's tokens are the readings' tokens it scored (the server's own counts of the cached
+ranking prompt are not in a score cassette), so a replay reproduces them."""
 
 from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from kg_memory.domain import Domain
 from l3mp.llm import CassettePlayer, CassetteRecorder, LanguageModel, OpenAICompatibleModel
-from l3mp.llm.base import Completion, Message
+from l3mp.llm.base import Deadline, Usage
+from l3mp.llm.cassette import ScorePlayer, ScoreRecorder
 from l3mp.llm.local import LocalServer, free_port, packaged_model
+from l3mp.llm.scoring import OpenAICompatibleScorer, Scores, TextScorer
 from l3mp.pipelines.ranking import choice_messages
 from l3mp.prompts.cache import first_token_client, measure_cache
 from l3mp.settings import Settings
 from l3mp.wiring import configured_model
 
 MODES = "modes.json"  # beside the cassettes: each lane's client output mode, which shapes its schemas
+SCORES = ".scores.jsonl"  # a lane's score cassette: its slug, then this
 TTFT_ROUNDS = 3
 
 
-class Dialected:
-    """A recorder or a player that answers ``mode`` as the client it stands for: the state-change
-    schema's dialect follows the client's mode, so live, recorded and replayed runs ask alike."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScoredTokens:
+    """``inner``'s scores, their usage the continuation tokens scored: the same live and replayed."""
 
-    def __init__(self, inner: LanguageModel, mode: Callable[[], str | None]) -> None:
-        self.inner = inner
-        self._mode = mode
+    inner: TextScorer
 
-    @property
-    def mode(self) -> str | None:
-        return self._mode()
-
-    def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        schema: Mapping[str, Any] | None = None,
-        name: str = "response",
-        timeout: float | None = None,
-    ) -> Completion:
-        return self.inner.complete(messages, schema=schema, name=name, timeout=timeout)
+    def score(self, prompt: str, continuations: Sequence[str], *, deadline: Deadline) -> Scores:
+        scores = self.inner.score(prompt, continuations, deadline=deadline)
+        return replace(scores, usage=Usage(sum(scores.tokens), 0))
 
 
 def server_for(name: str, threads: int, *, scoring: bool | None = None) -> LocalServer:
@@ -60,6 +56,11 @@ def product_client(server: LocalServer) -> OpenAICompatibleModel:
     model = configured_model(Settings(llm_base_url=server.base_url, llm_model=server.alias))
     assert isinstance(model, OpenAICompatibleModel)
     return model
+
+
+def product_scorer(client: OpenAICompatibleModel) -> OpenAICompatibleScorer:
+    """The scorer the likelihood ranker builds for ``client``: its server's /v1/score."""
+    return OpenAICompatibleScorer(client.base_url, client.model)
 
 
 def client_settings(client: OpenAICompatibleModel) -> dict[str, Any]:
@@ -79,21 +80,32 @@ def client_settings(client: OpenAICompatibleModel) -> dict[str, Any]:
 def recording(client: OpenAICompatibleModel, folder: Path, slug: str) -> Iterator[LanguageModel]:
     """``client`` with its traffic recorded to ``folder/slug.jsonl``, its final mode kept in :data:`MODES`."""
     try:
-        yield Dialected(CassetteRecorder(client, folder / f"{slug}.jsonl"), lambda: client.mode)
+        yield CassetteRecorder(client, folder / f"{slug}.jsonl")
     finally:
         modes = _modes(folder)
         modes[slug] = client.mode
         (folder / MODES).write_text(json.dumps(modes, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def replaying(folder: Path, slug: str) -> tuple[LanguageModel, CassettePlayer]:
-    """The lane's cassette as a model (and its player, to count what was left unplayed)."""
+def recording_scores(scorer: TextScorer, folder: Path, slug: str) -> TextScorer:
+    """``scorer`` with its scores recorded to the lane's score cassette."""
+    return ScoreRecorder(scorer, folder / f"{slug}{SCORES}")
+
+
+def replaying(folder: Path, slug: str) -> CassettePlayer:
+    """The lane's cassette as a model, asking in the recorded client's mode (and counting what is left
+    unplayed)."""
     path = folder / f"{slug}.jsonl"
     if not path.is_file():
         raise SystemExit(f"no cassette {path}: record it with --record {folder}")
-    player = CassettePlayer(path)
-    mode = _modes(folder).get(slug)
-    return Dialected(player, lambda: mode), player
+    return CassettePlayer(path, mode=_modes(folder).get(slug))
+
+
+def replaying_scores(folder: Path, slug: str) -> ScorePlayer:
+    path = folder / f"{slug}{SCORES}"
+    if not path.is_file():
+        raise SystemExit(f"no score cassette {path}: record it with --record {folder}")
+    return ScorePlayer(path)
 
 
 def _modes(folder: Path) -> dict[str, str | None]:
