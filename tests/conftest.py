@@ -149,6 +149,19 @@ def thor_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+@pytest.fixture
+def surveyed(tmp_path: Path) -> Iterator[WorldMemory]:
+    """A memory of the household domain's surveyed home of seed 31 (the hand-written reports' home)."""
+    from sim.survey import surveyed_home
+
+    store = SQLiteStore(tmp_path / "surveyed.db", DomainRegistry())
+    world = WorldMemory.create(store, "home", "household")
+    entities, facts = surveyed_home(31, world.domain)
+    world.add_entities(entities, facts=facts, input="survey")
+    yield world
+    store.close()
+
+
 # -- the real local model server (llama.cpp + SmolLM2-135M), started once per session on 127.0.0.1 --
 # Small on purpose: a prompt past it is easy to write, and a short context loads fast.
 LOCAL_CTX = 2048
