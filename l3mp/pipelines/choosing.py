@@ -3,19 +3,18 @@
 Each reading is judged by what the report itself shows: which of the things it names the reading
 explains (a mention of "the upstairs kitchen table" is explained by a reading that puts something
 on it, or takes something off it), and whether the report's words say this way or the other
-(``[cues]`` in the domain's language: "off" for a light that stops being on). Readings against the
-words are dropped. The best reading must explain two of the things named, or one together with a
-word that says which way; when several are equally good, a :class:`Ranker` (the model) orders
-them, and the best is taken only by a clear margin. Otherwise the answer is "not sure", with the
-readings it could not tell apart. A report that names several changes ("closed the fridge and
-switched off the light") gets one reading per change, each judged on what the others left
+(``[cues]`` in the domain's language: "off" for a light that stops being on; :mod:`report_words`).
+Readings against the words are dropped. The best reading must explain two of the things named, or
+one together with a word that says which way; when several are equally good, a :class:`Ranker` (the
+model) orders them, and the best is taken only by a clear margin. Otherwise the answer is "not
+sure", with the readings it could not tell apart. A report that names several changes ("closed the
+fridge and switched off the light") gets one reading per change, each judged on what the others left
 unexplained.
 """
 
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
@@ -25,11 +24,10 @@ from kg_memory.model import Delta, Entity
 from l3mp.llm.base import Deadline, Usage
 from l3mp.pipelines.candidates import Change
 from l3mp.pipelines.linking import Link
-from l3mp.pipelines.mentions import words
+from l3mp.pipelines.report_words import MISSING_WORDS, about, clauses, marked, words_say
 
 MAX_CHANGES = 3  # readings taken from one report
 MIN_SUPPORT = 2  # things explained, plus one for a word that says which way
-_MISSING_WORDS = -1.0  # a reading whose predicate has words, none of which the report uses
 _MARKED = 0.5  # the word that introduces its object is the predicate's own ("into the fridge")
 _NEAR = 3  # facts between two things in one room (the towel on the bed in the room of the hamper)
 _CLEARLY_NEARER = 2
@@ -48,7 +46,7 @@ class Judged:
 
     change: Change
     explains: frozenset[str]  # the mentions (by their first entity) its own fact explains
-    words_say: float  # +1 the report's words say this way, -0.5 its predicate's words are all missing
+    words_say: float  # +1 the report's words say this way, less when its predicate's words are all missing
     recalls: frozenset[str] = frozenset()  # mentions only the facts it retires explain ("from the desk")
     guessed: int = 0  # arguments the report did not name (a constant filled in)
     cues: frozenset[str] = frozenset()  # the report's words that say its way
@@ -127,13 +125,13 @@ def judge(
     labels: Mapping[str, str],
 ) -> tuple[Judged, ...]:
     """Every reading the report's words do not contradict, with what supports it."""
-    clauses = _clauses(report)
+    heard = clauses(report)
     judged = []
     for change in changes:
-        said = _about(clauses, labels.get(change.fact.args[0], change.fact.args[0]))
-        way = _words_say(domain, said, change)
-        if way.value == _MISSING_WORDS:  # nothing said in its own clauses: what the whole report says
-            way = _words_say(domain, " ".join(w for c in clauses for w in c), change)
+        said = about(heard, labels.get(change.fact.args[0], change.fact.args[0]))
+        way = words_say(domain, said, change)
+        if way.value == MISSING_WORDS:  # nothing said in its own clauses: what the whole report says
+            way = words_say(domain, " ".join(w for c in heard for w in c), change)
         if way.value is None:
             continue
         own = frozenset(change.fact.args)
@@ -142,7 +140,7 @@ def judge(
             Judged(
                 change=change,
                 explains=mentions.explained_by(own),
-                words_say=way.value + _MARKED * _marked(domain, report, change, labels),
+                words_say=way.value + _MARKED * marked(domain, report, change, labels),
                 cues=way.cues,
                 recalls=mentions.explained_by(retired),
                 guessed=len(own - mentions.named),
@@ -353,108 +351,6 @@ def _unsure(domain: Domain, tied: Sequence[Judged], labels: Mapping[str, str]) -
     shown = sorted({j.change.english(domain, labels) for j in tied})
     listed = "; ".join(f'"{s}"' for s in shown[:5]) + (f" and {len(shown) - 5} more" if len(shown) > 5 else "")
     return f"not sure which is meant: {listed}"
-
-
-_CLAUSE_BREAK = re.compile(r"[.;,:!?]|\b(?:and|but|so|then|while|because)\b")
-_BACK_REFERENCE = frozenset({"it", "them", "they"})
-_STILL = ("still", "already", "as before", "same as before", "as it was", "nobody touched")
-
-
-def _clauses(report: str) -> list[list[str]]:
-    return [w for part in _CLAUSE_BREAK.split(report.lower()) if (w := words(part))]
-
-
-def _about(clauses: Sequence[Sequence[str]], label: str) -> str:
-    """The words said about the thing labelled ``label``: the clauses that name it (by its last word)
-    and those right after that refer back to it; the whole report when none names it."""
-    head = words(label)[-1:] or [""]
-    picked: list[str] = []
-    following = False
-    for clause in clauses:
-        if head[0] in clause:
-            picked.extend(clause)
-            following = True
-        elif following and _BACK_REFERENCE & set(clause):
-            picked.extend(clause)
-        else:
-            following = False
-    return " ".join(picked or [w for c in clauses for w in c])
-
-
-def _marked(domain: Domain, report: str, change: Change, labels: Mapping[str, str]) -> int:
-    """1 when one of the predicate's ``[markers]`` stands right before (within three words of) the
-    last word of its second argument's name in the report, else 0."""
-    markers = domain.language.markers.get(change.fact.predicate)
-    if not markers or len(change.fact.args) < 2 or not change.becomes or change.already:
-        return 0
-    head = words(labels.get(change.fact.args[1], change.fact.args[1]))[-1:]
-    tokens = re.findall(r"[a-z0-9]+", report.lower())
-    for i, token in enumerate(tokens):
-        if head and _singular(token) == head[0] and set(tokens[max(0, i - 4) : i]) & set(markers):
-            return 1
-    return 0
-
-
-def _singular(word: str) -> str:
-    return words(word)[0] if words(word) else word
-
-
-@dataclass(frozen=True, slots=True)
-class _Said:
-    """What the report's words say of a reading: ``value`` (None: the other way) and the cues used."""
-
-    value: float | None
-    cues: frozenset[str] = frozenset()
-
-
-def _words_say(domain: Domain, said: str, change: Change) -> _Said:
-    """+1 when the report's words say this way, None when they say the other way (the reading is
-    dropped), a penalty when the predicate has words and the report uses none, else 0. Words for
-    both ways: the way said more often; as often, the change (the other way is what holds now). A
-    word after "not" says the other way ("isn't dirty"). A reading that changes nothing is supported
-    only by words that say so ("still", "already")."""
-    if change.already:
-        return _Said(1.0, frozenset(_STILL)) if _found(said, _STILL, ()) else _Said(0.0)
-    cues = domain.language.cues.get(change.fact.predicate)
-    if cues is None:
-        return _Said(0.0)
-    add, remove = _found(said, cues.add, cues.remove), _found(said, cues.remove, cues.add)
-    becoming = [at for at, negated, _ in add if not negated] + [at for at, negated, _ in remove if negated]
-    stopping = [at for at, negated, _ in remove if not negated] + [at for at, negated, _ in add if negated]
-    if not becoming and not stopping:
-        return _Said(_MISSING_WORDS)
-    if len(becoming) != len(stopping) and (len(becoming) > len(stopping)) != change.becomes:
-        return _Said(None)
-    # as often one way as the other ("Answer the phone, it's ringing"; "left the light on, so I switched
-    # it off"): one way is said of the present, and the change is the other
-    return _Said(1.0, frozenset(cue for _, _, cue in add + remove))
-
-
-_NEGATIONS = frozenset({"not", "isn", "aren", "wasn", "weren", "no", "never", "hasn", "haven", "didn", "don", "doesn"})
-
-
-def _found(said: str, cues: Sequence[str], others: Sequence[str]) -> list[tuple[int, bool, str]]:
-    """Where ``cues`` are said, whether after a negation, and which; a cue inside a longer one that
-    is also said counts only as that one ("off" in "shut off"; "ringing" in "stopped ringing")."""
-    mine = _spans(said, cues)
-    every = set(mine) | set(_spans(said, others))
-    found = []
-    for (start, end), cue in sorted(mine.items()):
-        if any(o != (start, end) and o[0] <= start and end <= o[1] for o in every):
-            continue
-        before = said[:start].split()[-2:]
-        found.append((start, bool(_NEGATIONS & set(before)), cue))
-    return found
-
-
-def _spans(said: str, cues: Sequence[str]) -> dict[tuple[int, int], str]:
-    spans: dict[tuple[int, int], str] = {}
-    for cue in cues:
-        phrase = " ".join(words(cue))
-        if phrase:
-            pattern = rf"(?<![a-z0-9]){re.escape(phrase)}(?![a-z0-9])"
-            spans.update({(m.start(), m.end()): cue for m in re.finditer(pattern, said)})
-    return spans
 
 
 def labels_of(entities: Mapping[str, Entity]) -> dict[str, str]:
