@@ -25,16 +25,17 @@ _STILL = ("still", "already", "as before", "same as before", "as it was", "nobod
 
 
 def clauses(report: str) -> list[list[str]]:
+    """The report's clauses (split at punctuation and at "and", "but", "so"...), as words."""
     return [w for part in _CLAUSE_BREAK.split(report.lower()) if (w := words(part))]
 
 
-def about(clauses: Sequence[Sequence[str]], label: str) -> str:
+def about(parts: Sequence[Sequence[str]], label: str) -> str:
     """The words said about the thing labelled ``label``: the clauses that name it (by its last word)
     and those right after that refer back to it; the whole report when none names it."""
     head = words(label)[-1:] or [""]
     picked: list[str] = []
     following = False
-    for clause in clauses:
+    for clause in parts:
         if head[0] in clause:
             picked.extend(clause)
             following = True
@@ -42,7 +43,7 @@ def about(clauses: Sequence[Sequence[str]], label: str) -> str:
             picked.extend(clause)
         else:
             following = False
-    return " ".join(picked or [w for c in clauses for w in c])
+    return " ".join(picked or [w for c in parts for w in c])
 
 
 def marked(domain: Domain, report: str, change: Change, labels: Mapping[str, str]) -> int:
