@@ -41,8 +41,30 @@ MINIMUM = {
     "several": 6,
     "nothing": 3,
 }
-MIN_REPORTS = 66
-MIN_TASKS = 20
+# The held-out set, written apart from the first: every kind of the first set, fewer of each.
+HELDOUT_MINIMUM = {kind: 2 for kind in MINIMUM} | {"several": 4}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DataSet:
+    reports: str
+    tasks: str
+    minimum: Mapping[str, int]
+    min_reports: int
+    min_tasks: int
+
+
+SETS = {
+    "first": DataSet(reports="reports.jsonl", tasks="tasks.jsonl", minimum=MINIMUM, min_reports=66, min_tasks=20),
+    "heldout": DataSet(
+        reports="heldout_reports.jsonl",
+        tasks="heldout_tasks.jsonl",
+        minimum=HELDOUT_MINIMUM,
+        min_reports=40,
+        min_tasks=12,
+    ),
+}
+each_set = pytest.mark.parametrize("name", sorted(SETS))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,15 +99,15 @@ def _lines(name: str) -> Iterator[dict[str, Any]]:
                 raise AssertionError(f"{path}:{number} is not JSON: {line!r}") from exc
 
 
-def load_reports() -> list[Report]:
+def load_reports(name: str = "first") -> list[Report]:
     return [
         Report(id=r["id"], kind=r["kind"], report=r["report"], remove=tuple(r["remove"]), add=tuple(r["add"]))
-        for r in _lines("reports.jsonl")
+        for r in _lines(SETS[name].reports)
     ]
 
 
-def load_tasks() -> list[Task]:
-    return [Task(id=t["id"], request=t["request"], goal=tuple(t["goal"])) for t in _lines("tasks.jsonl")]
+def load_tasks(name: str = "first") -> list[Task]:
+    return [Task(id=t["id"], request=t["request"], goal=tuple(t["goal"])) for t in _lines(SETS[name].tasks)]
 
 
 @pytest.fixture(scope="module")
@@ -114,38 +136,43 @@ def fact_problems(text: str, domain: Domain, types: Mapping[str, str]) -> list[s
     return problems
 
 
-def test_the_files_hold_enough_reports_and_tasks_of_every_kind() -> None:
-    reports, tasks = load_reports(), load_tasks()
-    assert len(reports) >= MIN_REPORTS and len(tasks) >= MIN_TASKS
+@each_set
+def test_the_files_hold_enough_reports_and_tasks_of_every_kind(name: str) -> None:
+    wanted = SETS[name]
+    reports, tasks = load_reports(name), load_tasks(name)
+    assert len(reports) >= wanted.min_reports and len(tasks) >= wanted.min_tasks
     for ids in ([r.id for r in reports], [t.id for t in tasks]):
         assert len(ids) == len(set(ids)), [i for i, n in Counter(ids).items() if n > 1]
     kinds = Counter(r.kind for r in reports)
-    assert set(kinds) <= set(MINIMUM), set(kinds) - set(MINIMUM)
-    short = {k: kinds[k] for k, least in MINIMUM.items() if kinds[k] < least}
+    assert set(kinds) <= set(wanted.minimum), set(kinds) - set(wanted.minimum)
+    short = {k: kinds[k] for k, least in wanted.minimum.items() if kinds[k] < least}
     assert not short, short
     assert all(r.report.strip() for r in reports) and all(t.request.strip() for t in tasks)
 
 
-def test_every_fact_names_a_predicate_and_entities_of_the_right_types(memory: WorldMemory) -> None:
+@each_set
+def test_every_fact_names_a_predicate_and_entities_of_the_right_types(memory: WorldMemory, name: str) -> None:
     types = {name: e.type for name, e in memory.state().entities.items()} | dict(memory.domain.constants)
     problems = [
         f"{r.id}: {p}"
-        for r in load_reports()
+        for r in load_reports(name)
         for text in r.remove + r.add
         for p in fact_problems(text, memory.domain, types)
     ]
     assert not problems, problems
 
 
-def test_nothing_reports_change_nothing_and_every_other_report_changes_something() -> None:
-    for report in load_reports():
+@each_set
+def test_nothing_reports_change_nothing_and_every_other_report_changes_something(name: str) -> None:
+    for report in load_reports(name):
         assert (report.kind == "nothing") == report.delta().is_empty, report
 
 
-def test_each_delta_alone_verifies_against_the_home_and_changes_it(memory: WorldMemory) -> None:
+@each_set
+def test_each_delta_alone_verifies_against_the_home_and_changes_it(memory: WorldMemory, name: str) -> None:
     initial = memory.state().facts
     problems: list[str] = []
-    for report in load_reports():
+    for report in load_reports(name):
         delta = report.delta()
         if delta.is_empty:
             continue
@@ -171,10 +198,11 @@ def full_world(memory: WorldMemory) -> World:
     return World(memory.domain, (e for n, e in state.entities.items() if n not in constants), state.facts)
 
 
-def test_every_task_goal_is_well_formed_and_does_not_hold_yet(memory: WorldMemory) -> None:
+@each_set
+def test_every_task_goal_is_well_formed_and_does_not_hold_yet(memory: WorldMemory, name: str) -> None:
     state, world = memory.state(), full_world(memory)
     evaluator = ActionEvaluator(memory.domain)
-    for task in load_tasks():
+    for task in load_tasks(name):
         assert 1 <= len(task.goal) <= 3, task
         checked = check_goal(task.formula(), memory.domain, state.entities)
         assert checked.ok and checked.goal is not None, (task.id, checked.issues)
@@ -182,10 +210,11 @@ def test_every_task_goal_is_well_formed_and_does_not_hold_yet(memory: WorldMemor
 
 
 @pytest.mark.slow
-def test_every_task_goal_is_reachable_by_the_robot(memory: WorldMemory) -> None:
+@each_set
+def test_every_task_goal_is_reachable_by_the_robot(memory: WorldMemory, name: str) -> None:
     world, evaluator = full_world(memory), ActionEvaluator(memory.domain)
     unreached = []
-    for task in load_tasks():
+    for task in load_tasks(name):
         report = TaskPlanner(memory).plan(goal=task.formula())
         run = evaluator.validate(report.plan, world, parse_goal(task.formula())) if report.plan else None
         if run is None or not (run.executable and run.goal_reached):
