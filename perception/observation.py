@@ -2,9 +2,10 @@
 
 An observation is perception's input to the memory: the entities the robot sees, each with the unary
 facts that hold of it (``properties``) and the binary facts it is the first argument of
-(``relations``), and the values of static numeric functions it measured (``measures``: the distances
-an action's cost needs). It asserts facts only about what is in view; everything else in the memory is left
-as it was, which is why it is a separate model rather than a delta.
+(``relations``: ``{"predicate": "on", "object": "table_1"}``, or the older ``["on", "table_1"]``), and
+the values of static numeric functions it measured (``measures``: the distances an action's cost
+needs). It asserts facts only about what is in view; everything else in the memory is left as it was,
+which is why it is a separate model rather than a delta.
 
 Models are frozen pydantic models: lists are accepted and stored as tuples, names are normalised to
 PDDL names on construction, and ``to_json``/``from_json`` round-trip exactly. This module depends on
@@ -15,9 +16,18 @@ simulator.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 from kg_memory.errors import InvalidName, InvalidValue
 from kg_memory.model import Entity, Fact, pddl_name
@@ -31,6 +41,66 @@ def _name(value: str, kind: str = "entity") -> str:
         raise ValueError(str(exc)) from exc
 
 
+class Relation(NamedTuple):
+    """A binary fact ``(predicate subject object)`` of the entity it belongs to, the subject.
+
+    A pair, so code may unpack it as one (and build observations from plain pairs); it is read from
+    either JSON form, an object ``{"predicate": "on", "object": "table_1"}`` or a pair ``["on",
+    "table_1"]``, and written as a pair, the form every reader understands.
+    """
+
+    predicate: str
+    object: str
+
+
+class _RelationObject(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    predicate: str
+    object: str
+
+
+def _relation_in(value: object) -> object:
+    """The object form as a pair; a pair (or anything else) goes on to be validated as a pair."""
+    if not isinstance(value, Mapping):
+        return value
+    try:
+        relation = _RelationObject.model_validate(value)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'relation'}: {e['msg']}" for e in exc.errors())
+        raise ValueError(f'write a relation as {{"predicate": "on", "object": "table_1"}} ({problems})') from None
+    return (relation.predicate, relation.object)
+
+
+# What a request body may say: the object form first (preferred), the pair kept for older clients.
+_RELATION_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {
+            "type": "object",
+            "title": "Relation",
+            "description": "preferred: the relation's predicate and its second argument (this entity is the first)",
+            "properties": {
+                "predicate": {"type": "string", "examples": ["on"]},
+                "object": {"type": "string", "examples": ["table_1"]},
+            },
+            "required": ["predicate", "object"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "array",
+            "title": "RelationPair",
+            "description": "the older form, still accepted: [predicate, object]",
+            "prefixItems": [{"type": "string"}, {"type": "string"}],
+            "minItems": 2,
+            "maxItems": 2,
+        },
+    ]
+}
+RelationIn = Annotated[
+    tuple[str, str], BeforeValidator(_relation_in), WithJsonSchema(_RELATION_SCHEMA, mode="validation")
+]
+
+
 class ObservedEntity(BaseModel):
     """One entity in view: ``properties`` like ``"open"``, ``relations`` like ``("on", "table_1")``."""
 
@@ -40,7 +110,11 @@ class ObservedEntity(BaseModel):
     type: str
     label: str = ""
     properties: tuple[str, ...] = ()
-    relations: tuple[tuple[str, str], ...] = ()
+    relations: tuple[RelationIn, ...] = Field(
+        default=(),
+        description='binary facts this entity is the first argument of, each {"predicate": "on", "object": '
+        '"table_1"} (preferred) or the older pair ["on", "table_1"]; either way the same facts',
+    )
     attrs: dict[str, str | int | float | bool] = Field(default_factory=dict)  # e.g. a simulator's own id
 
     @field_validator("name", "type")
@@ -55,8 +129,8 @@ class ObservedEntity(BaseModel):
 
     @field_validator("relations")
     @classmethod
-    def _relations(cls, value: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-        return tuple((_name(p, "predicate"), _name(other)) for p, other in value)
+    def _relations(cls, value: tuple[Relation, ...]) -> tuple[Relation, ...]:
+        return tuple(Relation(_name(p, "predicate"), _name(other)) for p, other in value)
 
     def facts(self) -> frozenset[Fact]:
         unary = (Fact(p, (self.name,)) for p in self.properties)
