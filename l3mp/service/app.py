@@ -10,9 +10,10 @@ from fastapi import FastAPI
 from starlette.routing import NoMatchFound
 
 from l3mp.llm import LanguageModel
+from l3mp.operations.gate import ModelGate
+from l3mp.operations.services import Services
 from l3mp.service import dashboard, errors
-from l3mp.service.deps import Services
-from l3mp.service.gate import EarlyRefusal, ModelGate
+from l3mp.service.gate import EarlyRefusal
 from l3mp.service.limits import BodyLimit, HeadAsGet
 from l3mp.service.routes import health, history, memories, plans, state, updates
 from l3mp.settings import Settings

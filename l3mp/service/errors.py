@@ -35,7 +35,6 @@ from kg_memory import (
     UnknownDomain,
     UnknownMemory,
     UnknownUpdate,
-    Update,
     VersionConflict,
 )
 from l3mp.llm import (
@@ -48,9 +47,11 @@ from l3mp.llm import (
 )
 from l3mp.llm.local import AssemblyFailed, LocalModelError, ModelNotInstalled, UnknownModel
 from l3mp.llm.scoring import ScoringUnsupported
+from l3mp.operations.errors import Overloaded, Rejected, ServiceError, TooLarge
+from l3mp.operations.models import IssueOut
 from l3mp.pipelines import AnswerProblem, DomainClash, ImportFailed, PipelineError
 from l3mp.prompts import InvalidPromptInput
-from l3mp.service.schemas import ErrorBody, ErrorDetail, IssueOut, UpdateOut
+from l3mp.service.schemas import ErrorBody, ErrorDetail
 from perception import PerceptionError, ThorMetadataError
 from planning import ExplainError, GoalSyntaxError, PlanningError, WorldError
 from planning.pddl_io import PddlError, UnsupportedFeature
@@ -59,36 +60,6 @@ from retrieval import EmbeddingError, InvalidParameters, InvalidQuery, Retrieval
 log = logging.getLogger(__name__)
 
 RETRY_UNAVAILABLE = 5  # seconds, the Retry-After of a 503 for a store or model that is down
-
-
-class ServiceError(L3mpError):
-    """The service refuses a request before any domain work: too large, rejected, overloaded."""
-
-
-class TooLarge(ServiceError):
-    """A streamed request body went over its route's limit."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        super().__init__(f"the request body exceeds {limit} bytes")
-
-
-class Rejected(ServiceError):
-    """An update was verified, found wrong and recorded as rejected: the state is untouched."""
-
-    def __init__(self, update: Update) -> None:
-        self.update = update
-        super().__init__(f"update {update.id} was rejected")
-
-
-class Overloaded(ServiceError):
-    """The service refuses work for now (busy, rate-limited, past its deadline): retry after ``retry_after`` s."""
-
-    def __init__(self, status: int, code: str, message: str, retry_after: int) -> None:
-        self.status = status
-        self.code = code
-        self.retry_after = retry_after
-        super().__init__(message)
 
 
 # (HTTP status, error code) per error class. An error takes the entry of the first class of its MRO
@@ -217,9 +188,8 @@ async def _domain_error(request: Request, exc: Exception) -> JSONResponse:
 async def _rejected(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, Rejected)
     update = exc.update
-    issues = [IssueOut.of(i) for i in update.issues]
     message = "; ".join(i.message for i in update.issues) or "the update was rejected"
-    return error_response(422, "update_rejected", message, issues, update=UpdateOut.of(update))
+    return error_response(422, "update_rejected", message, update.issues, update=update)
 
 
 async def _validation(request: Request, exc: Exception) -> JSONResponse:

@@ -16,7 +16,7 @@ import anyio
 from anyio import to_thread
 
 from kg_memory import GraphStore, L3mpError
-from l3mp.service.schemas import UpdateOut
+from l3mp.operations.models import UpdateOut
 
 _PAGE = 100  # rows per read; a burst larger than this is sent in pages without waiting
 

@@ -11,7 +11,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kg_memory import Domain, Entity, Fact, GraphStore, Update, UpdateStatus, WorldMemory
-from l3mp.service.schemas import GraphDiffOut, GraphEntitiesOut, GraphFactsOut, GraphOut, UpdateOut
+from l3mp.operations.models import UpdateOut
+from l3mp.service.schemas import GraphDiffOut, GraphEntitiesOut, GraphFactsOut, GraphOut
 
 # a placement chain longer than this is a cycle in bad data, not a real home
 _MAX_DEPTH = 6

@@ -1,14 +1,15 @@
-"""Shared by the write routes."""
+"""Shared by the routes."""
 
 from __future__ import annotations
 
-from kg_memory import Update, UpdateStatus
-from l3mp.service.errors import Rejected
-from l3mp.service.schemas import UpdateOut
+from l3mp.operations.errors import Rejected
+from l3mp.operations.models import UpdateOut
+
+TIME = "ISO 8601 with a timezone, e.g. 2025-05-01T08:00:00+00:00"
 
 
-def recorded(update: Update) -> UpdateOut:
+def recorded(update: UpdateOut) -> UpdateOut:
     """The update as a response, or :class:`Rejected` (mapped to 422) when it was rejected."""
-    if update.status is UpdateStatus.REJECTED:
+    if update.status == "rejected":
         raise Rejected(update)
-    return UpdateOut.of(update)
+    return update

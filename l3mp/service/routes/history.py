@@ -14,25 +14,27 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from kg_memory import Fact, GraphStore, HistoryQuery, UpdateSource, UpdateStatus, WorldMemory
+from kg_memory import GraphStore, UpdateSource, UpdateStatus, WorldMemory
 from kg_memory.history import MAX_PAGE
 from kg_memory.jsonl_stream import text_lines
 from kg_memory.model import MAX_NAME_LENGTH
-from l3mp.service.deps import MemoryDep, ReadAccess, ServicesDep, StoreDep, WriteAccess
-from l3mp.service.errors import RESPONSES, TooLarge
-from l3mp.service.schemas import HistoryPageOut, IntervalOut, LastSeenOut, MemoryOut, UpdateOut
+from l3mp.operations.errors import TooLarge
+from l3mp.operations.models import HistoryIn, HistoryPageOut, IntervalOut, LastSeenOut, MemoryOut
+from l3mp.service.deps import MemoryDep, OpsDep, ReadAccess, ServicesDep, StoreDep, WriteAccess
+from l3mp.service.errors import RESPONSES
+from l3mp.service.routes._common import TIME
 
 reads = APIRouter(prefix="/memories", tags=["history"], dependencies=[ReadAccess], responses=RESPONSES)
 writes = APIRouter(prefix="/memories", tags=["history"], dependencies=[WriteAccess], responses=RESPONSES)
-_TIME = "ISO 8601 with a timezone, e.g. 2025-05-01T08:00:00+00:00"
 
 
 @reads.get("/{memory}/history", response_model=HistoryPageOut)
 def history(
-    memory: MemoryDep,
+    memory: str,
+    ops: OpsDep,
     entity: Annotated[str | None, Query(max_length=MAX_NAME_LENGTH, description="updates that touched it")] = None,
-    since: Annotated[datetime | None, Query(description=f"at or after this time ({_TIME})")] = None,
-    until: Annotated[datetime | None, Query(description=f"before this time ({_TIME})")] = None,
+    since: Annotated[datetime | None, Query(description=f"at or after this time ({TIME})")] = None,
+    until: Annotated[datetime | None, Query(description=f"before this time ({TIME})")] = None,
     source: Annotated[UpdateSource | None, Query()] = None,
     status: Annotated[UpdateStatus | None, Query()] = None,
     cursor: Annotated[int, Query(ge=0, le=2**53, description="next_cursor of the previous page")] = 0,
@@ -40,36 +42,24 @@ def history(
     order: Annotated[Literal["oldest", "newest"], Query()] = "oldest",
 ) -> HistoryPageOut:
     """One page of the history, oldest first unless ``order=newest``; follow ``next_cursor``."""
-    newest = order == "newest"
-    query = HistoryQuery(
-        entity=entity,
-        since=since,
-        until=until,
-        source=source,
-        status=status,
-        after=0 if newest else cursor,
-        before=(cursor or None) if newest else None,
-        limit=limit,
-        newest_first=newest,
+    query = HistoryIn(
+        entity=entity, since=since, until=until, source=source, status=status, cursor=cursor, limit=limit, order=order
     )
-    page = memory.query_history(query)
-    more = len(page) == limit
-    return HistoryPageOut(updates=[UpdateOut.of(u) for u in page], next_cursor=page[-1].seq if more else None)
+    return ops.history(memory, query)
 
 
 @reads.get("/{memory}/entities/{entity}/last-seen", response_model=LastSeenOut)
-def last_seen(memory: MemoryDep, entity: str) -> LastSeenOut:
+def last_seen(memory: str, entity: str, ops: OpsDep) -> LastSeenOut:
     """The last perception update that saw ``entity`` (``update`` is null if none did)."""
-    found = memory.last_seen(entity)
-    return LastSeenOut(entity=entity, time=found.time if found else None, update=UpdateOut.of(found) if found else None)
+    return ops.last_seen(memory, entity)
 
 
 @reads.get("/{memory}/facts/intervals", response_model=list[IntervalOut])
 def fact_intervals(
-    memory: MemoryDep, fact: Annotated[str, Query(max_length=1_000, description="e.g. (on mug_1 table_1)")]
+    memory: str, ops: OpsDep, fact: Annotated[str, Query(max_length=1_000, description="e.g. (on mug_1 table_1)")]
 ) -> list[IntervalOut]:
     """When the fact held: intervals of versions and times, derived from the log."""
-    return [IntervalOut.of(i) for i in memory.fact_intervals(Fact.parse(fact))]
+    return ops.fact_intervals(memory, fact)
 
 
 @reads.get(

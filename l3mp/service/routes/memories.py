@@ -8,28 +8,28 @@ from fastapi import APIRouter, Body, Query
 
 from kg_memory import WorldMemory
 from kg_memory.model import MAX_NAME_LENGTH
-from l3mp.service.deps import MemoryDep, ReadAccess, StoreDep, WriteAccess
+from l3mp.operations.models import MemoryIn, MemoryOut
+from l3mp.service.deps import MemoryDep, OpsDep, ReadAccess, StoreDep, WriteAccess
 from l3mp.service.errors import RESPONSES
-from l3mp.service.schemas import MemoryIn, MemoryOut
 
 reads = APIRouter(prefix="/memories", tags=["memories"], dependencies=[ReadAccess], responses=RESPONSES)
 writes = APIRouter(prefix="/memories", tags=["memories"], dependencies=[WriteAccess], responses=RESPONSES)
 
 
 @writes.post("", response_model=MemoryOut, status_code=201, responses={409: {"description": "memory exists"}})
-def create_memory(body: MemoryIn, store: StoreDep) -> MemoryOut:
+def create_memory(body: MemoryIn, ops: OpsDep) -> MemoryOut:
     """A new, empty memory bound to a domain."""
-    return MemoryOut.of(WorldMemory.create(store, body.name, body.domain).record)
+    return ops.create_memory(body)
 
 
 @reads.get("", response_model=list[MemoryOut])
-def list_memories(store: StoreDep) -> list[MemoryOut]:
-    return [MemoryOut.of(m) for m in store.list_memories()]
+def list_memories(ops: OpsDep) -> list[MemoryOut]:
+    return ops.list_memories()
 
 
 @reads.get("/{memory}", response_model=MemoryOut)
-def get_memory(memory: MemoryDep) -> MemoryOut:
-    return MemoryOut.of(memory.record)
+def get_memory(memory: str, ops: OpsDep) -> MemoryOut:
+    return ops.get_memory(memory)
 
 
 @reads.get("/{memory}/export", response_model=dict[str, Any])

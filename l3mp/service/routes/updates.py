@@ -6,14 +6,21 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query
 
-from kg_memory import Delta, Fact, UpdateSource, WorldMemory
-from l3mp.pipelines import NLUpdateConfig, NLUpdater, SensorUpdater
-from l3mp.service.deps import CallerDep, MemoryDep, ReadAccess, ServicesDep, WriteAccess
+from kg_memory.history import MAX_PAGE
+from l3mp.operations.models import (
+    DeltaIn,
+    ExplainOut,
+    HistoryIn,
+    HistoryOut,
+    NLUpdateIn,
+    ObservationIn,
+    RevertIn,
+    UpdateOut,
+)
+from l3mp.service.deps import CallerDep, OpsDep, ReadAccess, WriteAccess
 from l3mp.service.errors import BUSY_RESPONSES as _BUSY
 from l3mp.service.errors import RESPONSES
 from l3mp.service.routes._common import recorded
-from l3mp.service.schemas import DeltaIn, HistoryOut, NLUpdateIn, RevertIn, UpdateOut
-from perception import Observation
 
 reads = APIRouter(prefix="/memories/{memory}", tags=["updates"], dependencies=[ReadAccess], responses=RESPONSES)
 writes = APIRouter(prefix="/memories/{memory}", tags=["updates"], dependencies=[WriteAccess], responses=RESPONSES)
@@ -24,56 +31,57 @@ _CONFLICT: dict[int | str, dict[str, Any]] = {
 
 
 @writes.post("/updates/nl", response_model=UpdateOut, responses=_BUSY)
-async def nl_update(body: NLUpdateIn, memory: str, services: ServicesDep, caller: CallerDep) -> UpdateOut:
+async def nl_update(body: NLUpdateIn, memory: str, ops: OpsDep, caller: CallerDep) -> UpdateOut:
     """What a person said: edits proposed by the language model, verified before anything is written.
 
     Runs in one of the service's model slots (503 with Retry-After when all are busy)."""
-
-    def update_from_words() -> UpdateOut:
-        config = NLUpdateConfig.from_settings(services.settings)
-        updater = NLUpdater(
-            WorldMemory.open(services.store, memory), services.language_model(), config, retriever=services.retriever()
-        )
-        return recorded(updater.update(body.text).update)
-
-    return await services.gate.run(update_from_words, key=caller)
+    return recorded(await ops.report(memory, body, caller=caller))
 
 
 @writes.post("/observations", response_model=UpdateOut, responses=_CONFLICT)
-def observe(body: Observation, memory: MemoryDep, services: ServicesDep) -> UpdateOut:
-    """What the robot sees in one room: the difference to the memory, applied as a sensor update."""
-    with services.writer(memory.name):
-        return recorded(SensorUpdater(memory).apply(body).update)
+def observe(body: ObservationIn, memory: str, ops: OpsDep) -> UpdateOut:
+    """What the robot sees in one room: the difference to the memory, applied as a sensor update.
+
+    Perception alone may leave an item's location unknown (it was expected in view and was not
+    seen): the answer's ``meta.unknown_location`` and ``meta.warnings`` name each such item."""
+    return recorded(ops.observe(memory, body))
 
 
 @writes.post("/deltas", response_model=UpdateOut, responses=_CONFLICT)
-def apply_delta(body: DeltaIn, memory: MemoryDep, services: ServicesDep) -> UpdateOut:
+def apply_delta(body: DeltaIn, memory: str, ops: OpsDep) -> UpdateOut:
     """Facts to remove and to add, verified against the domain and the current state."""
-    delta = Delta(remove={Fact.parse(f) for f in body.remove}, add={Fact.parse(f) for f in body.add})
-    with services.writer(memory.name):
-        update = memory.apply(delta, source=UpdateSource.API, input=body.input, expected_version=body.expected_version)
-    return recorded(update)
+    return recorded(ops.apply_delta(memory, body))
 
 
 @reads.get("/updates", response_model=HistoryOut)
 def history(
-    memory: MemoryDep,
-    since_seq: Annotated[int, Query(ge=0, le=2**53, description="updates after this sequence number")] = 0,
-    limit: Annotated[int, Query(ge=1, le=1_000)] = 100,
+    memory: str,
+    ops: OpsDep,
+    cursor: Annotated[int | None, Query(ge=0, le=2**53, description="next_cursor of the previous page")] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
+    since_seq: Annotated[
+        int | None, Query(ge=0, le=2**53, deprecated=True, description="the older name of cursor")
+    ] = None,
 ) -> HistoryOut:
-    updates = memory.history(since_seq, limit)
-    return HistoryOut(
-        updates=[UpdateOut.of(u) for u in updates], next_since_seq=updates[-1].seq if updates else since_seq
-    )
+    """Every update, oldest first, a page at a time (``GET .../history`` filters the same list)."""
+    after = cursor if cursor is not None else since_seq or 0
+    page = ops.history(memory, HistoryIn(cursor=after, limit=limit))
+    last = page.updates[-1].seq if page.updates else after
+    return HistoryOut(updates=page.updates, next_cursor=page.next_cursor, next_since_seq=last)
 
 
 @reads.get("/updates/{update_id}", response_model=UpdateOut)
-def get_update(memory: MemoryDep, update_id: str) -> UpdateOut:
-    return UpdateOut.of(memory.store.get_update(memory.name, update_id))
+def get_update(memory: str, update_id: str, ops: OpsDep) -> UpdateOut:
+    return ops.get_update(memory, update_id)
+
+
+@reads.get("/updates/{update_id}/explanation", response_model=ExplainOut)
+def explain_update(memory: str, update_id: str, ops: OpsDep) -> ExplainOut:
+    """The update and, in the domain's English, what it changed or why it was refused."""
+    return ops.explain_update(memory, update_id)
 
 
 @writes.post("/updates/{update_id}/revert", response_model=UpdateOut, responses=_CONFLICT)
-def revert(memory: MemoryDep, update_id: str, body: Annotated[RevertIn | None, Body()] = None) -> UpdateOut:
+def revert(memory: str, update_id: str, ops: OpsDep, body: Annotated[RevertIn | None, Body()] = None) -> UpdateOut:
     """Undo an applied update with a new compensating update (verified like any other)."""
-    body = body or RevertIn()
-    return recorded(memory.revert(update_id, input=body.input, expected_version=body.expected_version))
+    return recorded(ops.revert(memory, update_id, body or RevertIn()))

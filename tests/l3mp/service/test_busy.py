@@ -41,8 +41,8 @@ def test_fifty_nl_updates_at_a_stalling_model_leave_health_fast(tmp_path: Path) 
 
 
 def test_a_key_over_its_model_rate_gets_429_with_retry_after(tmp_path: Path) -> None:
-    from l3mp.service.errors import Overloaded
-    from l3mp.service.gate import RateLimit
+    from l3mp.operations.errors import Overloaded
+    from l3mp.operations.gate import RateLimit
 
     limit = RateLimit(per_minute=2)
     limit.take("key:a")

@@ -1,0 +1,277 @@
+"""l3mp's operations, one request model and one answer model each, whichever door they come through.
+
+REST, MCP and the other doors only translate: a route or a tool parses its request into the model
+here, calls one method and sends the answer back in its own protocol. Store work is synchronous (the
+doors run it off their event loops); work that calls the language model or the planner is async and
+runs in one of the model slots (:class:`~l3mp.operations.gate.ModelGate`).
+
+A rejected update is an answer, not an error: the methods return it (status ``rejected``, with its
+issues), and each door decides how to say so (REST answers 422, MCP returns it as the tool's result).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from kg_memory import Delta, Fact, HistoryQuery, State, Update, UpdateSource, WorldMemory
+from kg_memory.unknowns import unplaced
+from l3mp.llm import LanguageModel
+from l3mp.operations.models import (
+    DeltaIn,
+    EntitiesIn,
+    EntityBody,
+    ExplainOut,
+    FactsOut,
+    FoundOut,
+    HistoryIn,
+    HistoryPageOut,
+    IntervalOut,
+    LastSeenOut,
+    MemoryIn,
+    MemoryOut,
+    NLUpdateIn,
+    ObservationIn,
+    PlanIn,
+    PlanOut,
+    RevertIn,
+    SearchIn,
+    SearchOut,
+    StateOut,
+    UpdateOut,
+)
+from l3mp.operations.services import Services
+from l3mp.pipelines import NLUpdateConfig, NLUpdater, SensorUpdater
+from l3mp.pipelines.openworld import OpenWorldPlanner
+from l3mp.pipelines.plans import PlanConfig, TaskPlanner
+from l3mp.wiring import nl_reader
+
+# "at" a time includes the updates written at that instant; the history's ``until`` excludes its bound
+_INSTANT = timedelta(microseconds=1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Operations:
+    """Every operation over the memories of one running l3mp (its :class:`Services`)."""
+
+    services: Services
+
+    def memory(self, name: str) -> WorldMemory:
+        return WorldMemory.open(self.services.store, name)
+
+    # -- memories ---------------------------------------------------------------------------
+
+    def list_memories(self) -> list[MemoryOut]:
+        return [MemoryOut.of(m) for m in self.services.store.list_memories()]
+
+    def get_memory(self, name: str) -> MemoryOut:
+        return MemoryOut.of(self.memory(name).record)
+
+    def create_memory(self, request: MemoryIn) -> MemoryOut:
+        return MemoryOut.of(WorldMemory.create(self.services.store, request.name, request.domain).record)
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def state(self, name: str, *, version: int | None = None, at: datetime | None = None) -> StateOut:
+        """The state now, at a past ``version``, or as it was at the time ``at`` (after every update
+        written up to that instant); ``version`` and ``at`` together are a caller's mistake."""
+        memory = self.memory(name)
+        now = memory.version
+        if version is not None and at is not None:
+            raise ValueError("give a version or a time, not both")
+        if at is not None:
+            version = self.version_at(memory, at)
+        state = memory.state() if version is None or version == now else memory.state_at(version)
+        return _state_out(memory, state, now=now)
+
+    @staticmethod
+    def version_at(memory: WorldMemory, at: datetime) -> int:
+        """The memory's version at the time ``at``: that of its newest update written by then (0 before any)."""
+        query = HistoryQuery(until=at + _INSTANT, newest_first=True, limit=1)
+        found = memory.query_history(query)
+        return found[0].version if found else 0
+
+    def entities(self, name: str) -> list[EntityBody]:
+        return [EntityBody.of(e) for _, e in sorted(self.memory(name).entities().items())]
+
+    def facts(self, name: str, *, entity: str | None = None, predicate: str | None = None) -> FactsOut:
+        memory = self.memory(name)
+        version = memory.version
+        facts = memory.facts(predicate=predicate, entity=entity)
+        return FactsOut(version=version, facts=sorted(str(f) for f in facts))
+
+    def search(self, name: str, request: SearchIn) -> SearchOut:
+        """Entities whose name or label holds every word of ``text``, or whose type is ``text`` (or a
+        subtype of it), each with the facts that name it; nearest the start of the alphabet first."""
+        memory = self.memory(name)
+        version = memory.version
+        words = request.text.lower().replace("_", " ").split()
+        wanted = request.text.strip().lower()
+        matches = [
+            e
+            for _, e in sorted(memory.entities().items())
+            if _mentions(e.name, e.label, words) or memory.domain.is_subtype(e.type, wanted)
+        ]
+        found = [
+            FoundOut(entity=EntityBody.of(e), facts=sorted(str(f) for f in memory.facts(entity=e.name)))
+            for e in matches[: request.limit]
+        ]
+        return SearchOut(version=version, found=found, truncated=len(matches) > request.limit)
+
+    def history(self, name: str, request: HistoryIn) -> HistoryPageOut:
+        """One page of the history, oldest first unless ``order`` is ``newest``; follow ``next_cursor``."""
+        page = self.memory(name).query_history(_history_query(request))
+        more = len(page) == request.limit
+        return HistoryPageOut(updates=[UpdateOut.of(u) for u in page], next_cursor=page[-1].seq if more else None)
+
+    def get_update(self, name: str, update_id: str) -> UpdateOut:
+        return UpdateOut.of(self.services.store.get_update(self.memory(name).name, update_id))
+
+    def explain_update(self, name: str, update_id: str) -> ExplainOut:
+        """The update and, in the domain's English, what it changed or why it was refused."""
+        memory = self.memory(name)
+        update = memory.store.get_update(memory.name, update_id)
+        return ExplainOut(update=UpdateOut.of(update), sentences=_sentences(memory, update))
+
+    def last_seen(self, name: str, entity: str) -> LastSeenOut:
+        """The last perception update that saw ``entity`` (``update`` is null if none did)."""
+        found = self.memory(name).last_seen(entity)
+        return LastSeenOut(
+            entity=entity, time=found.time if found else None, update=UpdateOut.of(found) if found else None
+        )
+
+    def fact_intervals(self, name: str, fact: str) -> list[IntervalOut]:
+        return [IntervalOut.of(i) for i in self.memory(name).fact_intervals(Fact.parse(fact))]
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def apply_delta(self, name: str, request: DeltaIn) -> UpdateOut:
+        """Facts to remove and to add, verified against the domain and the current state."""
+        memory = self.memory(name)
+        delta = Delta(remove={Fact.parse(f) for f in request.remove}, add={Fact.parse(f) for f in request.add})
+        with self.services.writer(memory.name):
+            update = memory.apply(
+                delta, source=UpdateSource.API, input=request.input, expected_version=request.expected_version
+            )
+        return UpdateOut.of(update)
+
+    def observe(self, name: str, request: ObservationIn) -> UpdateOut:
+        """What the robot sees in one room: the difference to the memory, applied as a sensor update."""
+        memory = self.memory(name)
+        with self.services.writer(memory.name):
+            result = SensorUpdater(memory).apply(request.observation(), expected_version=request.expected_version)
+        return UpdateOut.of(result.update)
+
+    def add_entities(self, name: str, request: EntitiesIn) -> UpdateOut:
+        """Perception's write: new entities with the facts that place them, verified as a sensor update."""
+        memory = self.memory(name)
+        entities = [e.to_entity() for e in request.entities]
+        facts = [Fact.parse(f) for f in request.facts]
+        return UpdateOut.of(memory.add_entities(entities, input=request.input, facts=facts))
+
+    def revert(self, name: str, update_id: str, request: RevertIn) -> UpdateOut:
+        """Undo an applied update with a new compensating update (verified like any other)."""
+        memory = self.memory(name)
+        return UpdateOut.of(memory.revert(update_id, input=request.input, expected_version=request.expected_version))
+
+    # -- model-bound ------------------------------------------------------------------------
+
+    async def report(
+        self, name: str, request: NLUpdateIn, *, caller: str | None = None, model: LanguageModel | None = None
+    ) -> UpdateOut:
+        """What a person said: edits proposed by the language model (``model``, else the configured
+        one), verified before anything is written. ``caller`` is rate-limited."""
+        services = self.services
+
+        def update_from_words() -> UpdateOut:
+            config = NLUpdateConfig.from_settings(services.settings)
+            reader = model or services.language_model()
+            updater = NLUpdater(self.memory(name), reader, config, retriever=services.retriever())
+            return UpdateOut.of(updater.update(request.text).update)
+
+        return await services.gate.run(update_from_words, key=caller)
+
+    async def plan(
+        self, name: str, request: PlanIn, *, caller: str | None = None, model: LanguageModel | None = None
+    ) -> PlanOut:
+        """A validated plan, or why there is none; planning changes nothing. A request in English needs
+        the language model (``model``, else the configured one); a PDDL goal does not."""
+        services = self.services
+        settings = services.settings
+
+        def plan_request() -> PlanOut:
+            optimal = settings.plan_optimal if request.optimal is None else request.optimal
+            config = PlanConfig(
+                retriever=settings.retriever,
+                deadline=settings.plan_deadline,
+                fallback=settings.retrieval_fallback,
+                optimal=optimal,
+                reader=nl_reader(settings),
+                ranker=settings.nl_ranker,
+                max_facts=settings.context_facts,
+            )
+            reader = None if request.goal is not None else (model or services.language_model())
+            world = self.memory(name)
+            if request.open_world:
+                ask = OpenWorldPlanner(world, reader, config, retriever=services.retriever())
+                report = ask.plan(
+                    request.request, goal=request.goal, answers=request.answers, explored=request.explored
+                )
+                return PlanOut.model_validate(report.to_json())
+            planner = TaskPlanner(world, reader, config, retriever=services.retriever())
+            return PlanOut.model_validate(planner.plan(request.request, goal=request.goal).to_json())
+
+        # only requests in English call the model, so only they count against the caller's rate
+        return await services.gate.run(plan_request, key=caller if request.goal is None else None)
+
+
+def _state_out(memory: WorldMemory, state: State, *, now: int) -> StateOut:
+    entities = dict(state.entities)
+    for constant in memory.domain.constant_entities():
+        entities.setdefault(constant.name, constant)
+    lost = unplaced(memory.domain, entities, state.facts)
+    return StateOut(
+        memory=memory.name,
+        domain=memory.domain.name,
+        version=state.version,
+        now=now,
+        entities=[EntityBody.of(e) for _, e in sorted(entities.items())],
+        facts=sorted(str(f) for f in state.facts),
+        unknown_location=sorted(e.name for e in lost),
+    )
+
+
+def _history_query(request: HistoryIn) -> HistoryQuery:
+    newest = request.order == "newest"
+    return HistoryQuery(
+        entity=request.entity,
+        since=request.since,
+        until=request.until,
+        source=request.source,
+        status=request.status,
+        after=0 if newest else request.cursor,
+        before=(request.cursor or None) if newest else None,
+        limit=request.limit,
+        newest_first=newest,
+    )
+
+
+def _mentions(name: str, label: str, words: Sequence[str]) -> bool:
+    text = f"{name.replace('_', ' ')} {label}".lower()
+    return bool(words) and all(w in text for w in words)
+
+
+def _sentences(memory: WorldMemory, update: Update) -> list[str]:
+    language = memory.domain.language
+    labels = {e.name: e.label for e in update.delta.new_entities if e.label}
+    labels.update({n: e.label for n, e in memory.entities(_named_in(update)).items() if e.label})
+    said = [f"{e.label or e.name} ({e.type}) is new." for e in update.delta.new_entities]
+    said += [language.no_longer(f, labels) for f in sorted(update.delta.remove, key=str)]
+    said += [language.fact(f, labels) for f in sorted(update.delta.add, key=str)]
+    said += [f"Refused: {i.message}" for i in update.issues]
+    return said
+
+
+def _named_in(update: Update) -> set[str]:
+    return {a for f in update.delta.remove | update.delta.add for a in f.args}
