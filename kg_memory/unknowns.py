@@ -9,6 +9,10 @@ breaks an ``at_least_one`` invariant is always a deliberate "I do not know", nev
 The invariants stay honest (no pseudo-receptacle that every rule would have to special-case), the
 planner never sees a fake place it could plan to, and the closed world holds for everything else.
 
+An update that makes a location unknown says so: :func:`lost_track` names the entities a delta leaves
+unplaced that were placed before it, each with the placing fact it dropped, so perception's update
+can record the outcome (its meta) instead of leaving a reader to find the absence.
+
 Where an entity was last seen comes from history: the newest update that removed one of its placing
 facts, i.e. the location it had when the memory lost track. ``last_seen`` is the one function to point
 at a store's own history query when one exists.
@@ -22,8 +26,9 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from kg_memory.domain import Domain
-from kg_memory.model import Entity, Fact, Update, UpdateStatus
+from kg_memory.model import Delta, Entity, Fact, Update, UpdateStatus
 from kg_memory.rules import Invariant, InvariantKind
+from kg_memory.verifier import StateView
 
 
 class _History(Protocol):
@@ -115,6 +120,43 @@ def unplaced(domain: Domain, entities: Mapping[str, Entity], facts: Iterable[Fac
         for name, entity in sorted(entities.items())
         if name not in placed and any(domain.is_subtype(entity.type, i.type) for i in invariants)
     )
+
+
+@dataclass(frozen=True, slots=True)
+class LostTrack:
+    """An entity a delta leaves with no location, and the placing fact it dropped (the last one known)."""
+
+    entity: str
+    last: Fact
+
+    def warning(self) -> str:
+        return f"{self.entity}: location now unknown (last {self.last})"
+
+
+def lost_track(domain: Domain, delta: Delta, state: StateView) -> tuple[LostTrack, ...]:
+    """The entities whose location ``delta`` makes unknown against ``state`` (before the delta).
+
+    Only a removal can do it, so only the arguments of removed facts are looked at: each one the
+    invariants placed before the delta and do not after it, by name.
+    """
+    names = sorted({a for f in delta.remove for a in f.args})
+    entities = state.entities(names)
+    if not entities or not placing_invariants(domain):
+        return ()
+    before = state.facts_about(names)
+    after = (before - delta.remove) | delta.add
+    unplaced_before = {e.name for e in unplaced(domain, entities, before)}
+    return tuple(
+        LostTrack(entity.name, _dropped(domain, entity, delta.remove))
+        for entity in unplaced(domain, entities, after)
+        if entity.name not in unplaced_before
+    )
+
+
+def _dropped(domain: Domain, entity: Entity, removed: Iterable[Fact]) -> Fact:
+    """The placing fact of ``entity`` among ``removed`` (the first by text, when it had several)."""
+    mentioning = (f for f in removed if entity.name in f.args)  # it is among the removed facts' arguments
+    return min(mentioning, key=lambda f: (not is_placing(domain, entity, f), str(f)))
 
 
 def last_seen(memory: _History, domain: Domain, entity: Entity) -> LastSeen | None:

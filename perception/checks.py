@@ -11,9 +11,16 @@ this home must be refused first, or the delta does harm: a shelf the memory plac
   type, be one: a person's name is not the robot that looked.
 * An observed entity the memory places in another room by a static fact (furniture does not move) is a
   conflict to report, not a change to apply.
+* An entity the memory knows keeps its type. Observed as a more general or a more specific kind of the
+  same thing (an ``item`` the memory has as a ``dish``, a detector's coarser or finer class), it is the
+  same entity: the observation is applied and a warning says which type was kept. Observed as an
+  unrelated type (a ``dish`` seen as ``furniture``), it is another thing than the memory's, or a wrong
+  name: the observation is refused whole, since its facts would be checked against the wrong type.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from kg_memory.domain import Domain
 from kg_memory.model import Entity, Issue, IssueCode
@@ -24,15 +31,54 @@ ROOM = "room"
 ROBOT = "robot"
 
 
+@dataclass(frozen=True, slots=True)
+class ObservationCheck:
+    """Why an observation cannot be applied (``issues``), and what to tell about it if it can (``warnings``)."""
+
+    issues: tuple[Issue, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
 def observation_issues(observation: Observation, state: StateView, domain: Domain) -> tuple[Issue, ...]:
     """Why ``observation`` cannot be applied to ``state`` as it stands (empty when it can)."""
+    return check_observation(observation, state, domain).issues
+
+
+def check_observation(observation: Observation, state: StateView, domain: Domain) -> ObservationCheck:
+    """:func:`observation_issues`, and the warnings of an observation that may be applied."""
     observed = {e.name: e.entity() for e in observation.entities}
-    known = {**{e.name: e for e in domain.constant_entities()}, **observed}
-    known.update(state.entities((observation.room, observation.robot, *observed)))
+    stored = {e.name: e for e in domain.constant_entities()}
+    stored.update(state.entities((observation.room, observation.robot, *observed)))
+    known = {**observed, **stored}  # an entity the memory has keeps its type
     issues = [*_room_issues(observation, known, domain), *_robot_issues(observation, known, domain)]
+    unrelated, warnings = _retyped(observed, stored, domain)
+    issues.extend(unrelated)
     if ROOM in domain.types and not issues:
         issues.extend(_misplaced(observation, known, state, domain))
-    return tuple(issues)
+    return ObservationCheck(tuple(issues), tuple(warnings))
+
+
+def _retyped(observed: dict[str, Entity], stored: dict[str, Entity], domain: Domain) -> tuple[list[Issue], list[str]]:
+    """Entities observed as another type than the memory's: a warning if the types are related, else an issue."""
+    issues: list[Issue] = []
+    warnings: list[str] = []
+    for name, seen in observed.items():
+        kept = stored.get(name)
+        if kept is None or kept.type == seen.type:
+            continue
+        if domain.is_subtype(seen.type, kept.type) or domain.is_subtype(kept.type, seen.type):
+            warnings.append(f"{name}: observed as {seen.type}, kept as {kept.type}")
+            continue
+        issues.append(
+            Issue(
+                IssueCode.TYPE_MISMATCH,
+                None,
+                f"{name} is a {kept.type} in the memory, but the observation says it is a {seen.type}, which is "
+                f"neither a kind of {kept.type} nor a more general one; nothing was applied: check the type "
+                f"observed for {name}, or correct the memory first",
+            )
+        )
+    return issues, warnings
 
 
 def _is(entity: Entity | None, type_: str, domain: Domain) -> bool:

@@ -12,11 +12,13 @@ from kg_memory import (
     Fact,
     GraphStore,
     IssueCode,
+    Update,
     UpdateSource,
     UpdateStatus,
     VersionConflict,
     WorldMemory,
 )
+from kg_memory.unknowns import unplaced
 from l3mp.pipelines import SensorResult, SensorUpdater
 from perception import Observation, ObservedEntity
 from sim.household import CONTAINER_TYPES, HomeSpec, generate_home
@@ -51,8 +53,10 @@ def dynamic_about(facts: frozenset[Fact], names: set[str], sim: Simulator) -> fr
 def test_an_observation_is_recorded_with_its_input_and_provenance(world: tuple[WorldMemory, Simulator]) -> None:
     memory, sim = world
     observation, version = changed(sim), memory.version
+    unplaced_before = {e.name for e in unplaced(memory.domain, memory.entities(), memory.facts())}
     result = SensorUpdater(memory).apply(observation)
     update = result.update
+    lost = [e.name for e in unplaced(memory.domain, memory.entities(), memory.facts()) if e.name not in unplaced_before]
     assert isinstance(result, SensorResult) and result.attempts == 1
     assert update.status is UpdateStatus.APPLIED and update.source is UpdateSource.SENSOR
     assert update.input == observation.to_json() and Observation.from_json(update.input) == observation
@@ -67,7 +71,10 @@ def test_an_observation_is_recorded_with_its_input_and_provenance(world: tuple[W
         "unseen": sorted({f.args[0] for f in result.delta.remove} - set(observation.names())),
         "removed": len(result.delta.remove),
         "added": len(result.delta.add),
+        "unknown_location": lost,
+        "warnings": [w for w in update.meta["warnings"] if w.split(":")[0] in lost],
     }
+    assert len(expected["warnings"]) == len(lost)  # one each: where it was last
     assert dict(update.meta) == expected and expected["unseen"] and expected["removed"]
     (stored,) = memory.history(since_seq=update.seq - 1)
     assert stored.id == update.id and dict(stored.meta) == expected and stored.input == update.input
@@ -125,18 +132,18 @@ def test_an_unknown_entity_type_is_rejected_with_the_state_untouched(world: tupl
 
 def interfering(memory: WorldMemory, monkeypatch: pytest.MonkeyPatch, write: Delta, times: int) -> None:
     """Another writer commits ``write`` (or its inverse) between the updater's snapshot and its commit."""
-    real = memory.apply
+    real = memory.try_apply
     done = [0]
 
-    def apply(delta: Delta, **kwargs: Any) -> Any:
+    def try_apply(delta: Delta, **kwargs: Any) -> Any:
         if done[0] < times:
             other = write if done[0] % 2 == 0 else write.inverse()
             update = real(other, source=UpdateSource.EXECUTION, input="another writer")
-            assert update.status is UpdateStatus.APPLIED, update.issues
+            assert isinstance(update, Update) and update.status is UpdateStatus.APPLIED, update
             done[0] += 1
         return real(delta, **kwargs)
 
-    monkeypatch.setattr(memory, "apply", apply)
+    monkeypatch.setattr(memory, "try_apply", try_apply)
 
 
 def test_a_version_conflict_recomputes_the_delta(
