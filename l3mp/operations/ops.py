@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from kg_memory import Delta, Fact, HistoryQuery, State, Update, UpdateSource, WorldMemory
+from kg_memory import Delta, Fact, HistoryQuery, InvalidValue, State, Update, UpdateSource, WorldMemory
 from kg_memory.unknowns import unplaced
 from l3mp.llm import LanguageModel
 from l3mp.operations.models import (
@@ -79,7 +79,7 @@ class Operations:
         memory = self.memory(name)
         now = memory.version
         if version is not None and at is not None:
-            raise ValueError("give a version or a time, not both")
+            raise InvalidValue("state request", {"version": version, "at": at.isoformat()}, "give a version or a time")
         if at is not None:
             version = self.version_at(memory, at)
         state = memory.state() if version is None or version == now else memory.state_at(version)

@@ -73,6 +73,9 @@ class GraphOut(BaseModel):
     constants: list[str]
     entities: GraphEntitiesOut
     facts: GraphFactsOut
+    unknown_location: list[str] = Field(
+        description="entities that must be somewhere but whose location the memory does not know"
+    )
     diff: GraphDiffOut | None = Field(default=None, description="from version to now; null when viewing now")
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kg_memory import Domain, Entity, Fact, GraphStore, Update, UpdateStatus, WorldMemory
+from kg_memory.unknowns import unplaced
 from l3mp.operations.models import UpdateOut
 from l3mp.service.schemas import GraphDiffOut, GraphEntitiesOut, GraphFactsOut, GraphOut
 
@@ -62,6 +63,7 @@ def graph(memory: WorldMemory, version: int | None = None) -> GraphOut:
         constants=sorted(domain.constants),
         entities=_entity_columns(state.entities, placement(state.entities, state.facts, domain)),
         facts=_fact_columns(state.facts),
+        unknown_location=sorted(e.name for e in unplaced(domain, state.entities, state.facts)),
         diff=None if state is current else _diff(state.entities, state.facts, current.entities, current.facts),
     )
 

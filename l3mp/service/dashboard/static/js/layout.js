@@ -110,6 +110,8 @@ export function buildModel(payload) {
   for (const entity of entityRows(payload.entities)) {
     entities.set(entity.name, { ...entity, kind: kindOf(payload.lineage, entity.type), flags: [] });
   }
+  // must be somewhere, but the memory does not know where (perception lost track): not "nowhere"
+  for (const name of payload.unknown_location) if (entities.has(name)) entities.get(name).flags.push("location unknown");
   const links = [];
   const { predicate: predicates, args: argsOf } = payload.facts;
   for (let i = 0; i < predicates.length; i++) {

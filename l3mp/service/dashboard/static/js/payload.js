@@ -34,6 +34,7 @@
  * @property {string[]} constants
  * @property {GraphEntities} entities
  * @property {GraphFacts} facts
+ * @property {string[]} unknown_location
  * @property {GraphDiff|null} diff
  */
 
