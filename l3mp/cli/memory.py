@@ -14,18 +14,20 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 from rich.markup import escape
 from rich.table import Table
 
-from kg_memory import Update, UpdateStatus, WorldMemory
+from kg_memory import Fact, Update, UpdateStatus, WorldMemory
 from l3mp.cli._base import CliState, json_option, pass_state
 from retrieval.retrievers import RETRIEVERS
 
 # The simulated home `init --sim-home` surveys is the lab's: named here, imported only when asked for.
 SIM_HOME = "sim.survey:surveyed_home"
+_TIMES = ["%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M:%S.%f%z", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d"]
 
 
 @click.command()
@@ -42,19 +44,31 @@ def memories(state: CliState) -> int:
 
 @click.command()
 @click.argument("memory")
+@click.option("--version", type=click.IntRange(min=0), default=None, help="the state at this past version")
+@click.option("--at", type=click.DateTime(_TIMES), default=None, help="the state at this time (UTC unless given)")
 @json_option
 @pass_state
-def state(state: CliState, memory: str, as_json: bool) -> int:
-    """Show a memory's current state."""
-    with state.opened_store() as store:
-        world = WorldMemory.open(store, memory)
-        current = world.state()
+def state(state: CliState, memory: str, version: int | None, at: datetime | None, as_json: bool) -> int:
+    """Show a memory's state: now, at a past version, or as it was at a time."""
+    from l3mp.operations import Operations, Services
+
+    settings = state.settings()
+    with state.opened_store(settings) as store:
+        services = Services(settings=settings, store=store)
+        try:
+            when = at if at is None or at.tzinfo else at.replace(tzinfo=UTC)
+            shown = Operations(services=services).state(memory, version=version, at=when)
+        finally:
+            services.gate.close()
         if as_json:
-            facts = sorted(str(f) for f in current.facts)
-            sys.stdout.write(json.dumps({"memory": world.name, "version": current.version, "facts": facts}) + "\n")
+            sys.stdout.write(shown.model_dump_json() + "\n")
             return 0
-        for fact in sorted(current.facts, key=str):
-            state.console.print(fact.display(), world.domain.language.fact(fact), sep="  ", markup=False)
+        language = WorldMemory.open(store, memory).domain.language
+        for text in shown.facts:
+            fact = Fact.parse(text)
+            state.console.print(fact.display(), language.fact(fact), sep="  ", markup=False)
+        for name in shown.unknown_location:
+            state.console.print(f"{name}  location unknown", markup=False)
     return 0
 
 

@@ -68,3 +68,24 @@ def test_errors_and_rejections_have_their_own_exit_codes(
     assert "unavailable" in capsys.readouterr().out
     assert _state(db, capsys)["version"] == 0  # nothing written
     assert main(["--db", str(db), "revert", "home", "no-such-update"]) == 1
+
+
+def test_state_at_a_past_version_and_time_is_the_services_answer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "cli.db"
+    assert main(["--db", str(db), "init", "home", "--domain", "example_home"]) == 0
+    for light_on in (True, False):
+        path = tmp_path / f"seen-{light_on}.json"
+        path.write_text(_observation(light_on).to_json())
+        assert main(["--db", str(db), "observe", "home", str(path)]) == 0
+    now = _state(db, capsys)
+    capsys.readouterr()
+    assert main(["--db", str(db), "state", "home", "--version", "1", "--json"]) == 0
+    then = json.loads(capsys.readouterr().out)
+    assert (then["version"], then["now"], now["version"]) == (1, 2, 2)
+    assert "(light_on lamp_1)" in then["facts"] and "(light_on lamp_1)" not in now["facts"]
+    assert main(["--db", str(db), "state", "home", "--at", "2001-01-01", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["version"] == 0
+    assert main(["--db", str(db), "state", "home", "--version", "9"]) == 1
+    assert "versions 0..2" in capsys.readouterr().out
