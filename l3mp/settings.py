@@ -73,6 +73,14 @@ class Settings(BaseSettings):
     model_route_deadline: float = Field(default=150.0, gt=0)
     model_rate_per_minute: int = Field(default=60, ge=1)
     verify_updates: bool = True
+    # MCP (l3mp mcp, /mcp): prefer = a report or plan in English runs on the client's own model
+    # when the client can sample (a call's use_client_model wins); never = always the configured model
+    mcp_sampling: Literal["prefer", "never"] = "prefer"
+    # Host headers /mcp accepts besides 127.0.0.1 and localhost (DNS-rebinding protection), e.g.
+    # "robot.local:8000" or "robot.local:*"; their http(s) origins are accepted too
+    mcp_allowed_hosts: list[str] = Field(default_factory=list)
+    # seconds between reads of a subscribed memory's history (the change feed behind resource updates)
+    mcp_watch_poll: float = Field(default=0.5, gt=0)
     # planning: ask for the cheapest plan, proven within each search's deadline (REST and runtime
     # default; a request's own "optimal" wins)
     plan_optimal: bool = False

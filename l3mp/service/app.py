@@ -7,9 +7,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 
 from fastapi import FastAPI
-from starlette.routing import NoMatchFound
+from starlette.routing import NoMatchFound, Route
 
 from l3mp.llm import LanguageModel
+from l3mp.mcp.http import METHODS, PATH, mcp_door
 from l3mp.operations.gate import ModelGate
 from l3mp.operations.services import Services
 from l3mp.service import dashboard, errors
@@ -34,6 +35,7 @@ def _build_routes(app: FastAPI) -> None:
 def create_app(settings: Settings | None = None, *, model: LanguageModel | None = None) -> FastAPI:
     """The REST service over the configured store; ``model`` replaces the one built from settings."""
     settings = settings or Settings()
+    mcp = mcp_door(settings, lambda: app.state.services)  # one MCP server per app, at /mcp
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -45,7 +47,8 @@ def create_app(settings: Settings | None = None, *, model: LanguageModel | None 
         await asyncio.to_thread(services.warm_up)
         await asyncio.to_thread(_build_routes, app)
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
             services.close()
 
@@ -70,6 +73,8 @@ def create_app(settings: Settings | None = None, *, model: LanguageModel | None 
     ):
         app.include_router(router, prefix=API_PREFIX)
     dashboard.install(app)  # the page at / and its read-only data under /dashboard
+    # the same operations for agents (MCP), behind the same keys; Route serves an ASGI app as it is
+    app.router.routes.append(Route(PATH, mcp.asgi, methods=METHODS, include_in_schema=False))
     app.add_middleware(BodyLimit, limit=settings.max_request_bytes, streamed=(f"{API_PREFIX}/memories/import.jsonl",))
 
     def gate() -> ModelGate | None:
