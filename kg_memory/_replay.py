@@ -187,6 +187,9 @@ class Replay:
         except (KeyError, TypeError, ValueError, AttributeError, KgMemoryError) as exc:
             raise self.fail(f"update on line {number}", f"it is malformed ({type(exc).__name__}: {exc})") from exc
         where = f"update {update.id} (line {number})"
+        if update.source is UpdateSource.DOMAIN:
+            self.created_by_domain(update, where)
+            return
         if self.last_time is not None and update.time < self.last_time:
             raise self.fail(where, f"its time {update.time.isoformat()} is before the previous update's")
         if update.time > self.latest:
@@ -198,6 +201,21 @@ class Replay:
         elif update.status is UpdateStatus.NOOP and not update.delta.is_empty:
             raise self.fail(where, "a noop update changes nothing, yet it has a delta")
         self.accept(update)
+
+    def created_by_domain(self, update: Update, where: str) -> None:
+        """The memory's first update, the domain's constants (the replayed state starts with them)."""
+        constants = {e.name: e.type for e in self.verifier.domain.constant_entities()}
+        created = {e.name: e.type for e in update.delta.new_entities}
+        if self.count or update.status is not UpdateStatus.APPLIED or update.version != 0:
+            raise self.fail(where, "the domain's update is the first one, applied at version 0")
+        if update.delta.remove or update.delta.add or created != constants:
+            raise self.fail(where, f"the domain's update creates the domain's constants, {sorted(constants)}, only")
+        if update.time > self.latest:
+            raise self.fail(where, f"its time {update.time.isoformat()} is in the future")
+        self.batch.append(update if update.seq == self.seq else replace(update, seq=self.seq))
+        self.seq += 1
+        self.count += 1
+        self.last_time = update.time
 
     def check_applied(self, update: Update, where: str) -> None:
         if update.version != self.version + 1:

@@ -36,10 +36,34 @@ DEFAULT_COMMIT_ATTEMPTS = 8
 
 
 def _source(value: UpdateSource | str) -> UpdateSource:
+    """A source a write may name: any but the domain's, whose one update is the memory's creation."""
+    writable = ", ".join(s.value for s in UpdateSource if s is not UpdateSource.DOMAIN)
     try:
-        return UpdateSource(value)
+        source = UpdateSource(value)
     except ValueError as exc:
-        raise InvalidValue("update source", value, f"use one of {', '.join(s.value for s in UpdateSource)}") from exc
+        raise InvalidValue("update source", value, f"use one of {writable}") from exc
+    if source is UpdateSource.DOMAIN:
+        raise InvalidValue("update source", value, f"only a memory's creation records the domain's; use {writable}")
+    return source
+
+
+def created_by_domain(record: Memory, domain: Domain) -> Update:
+    """The memory's first update: the domain's constants (``robot_1``...), created with the memory.
+
+    Applied at version 0 (creating a memory is not a change of its state), so that replaying the
+    history from it, every update's new entities and facts in ``seq`` order, gives the whole state.
+    """
+    return Update(
+        memory=record.name,
+        source=UpdateSource.DOMAIN,
+        delta=Delta(new_entities=domain.constant_entities()),
+        status=UpdateStatus.APPLIED,
+        input=f"create memory {record.name} (domain {domain.name})",
+        version=0,
+        seq=1,
+        time=record.created,
+        meta={"domain": domain.name},
+    )
 
 
 # Issues that mean a fact cannot be stored at all, even by an unverified update.
@@ -99,9 +123,16 @@ class WorldMemory:
 
     @classmethod
     def create(cls, store: GraphStore, name: str, domain: str) -> WorldMemory:
-        """A new, empty memory bound to the named domain (see ``store.domains``)."""
+        """A new, empty memory bound to the named domain (see ``store.domains``), its history
+        starting with the domain's update that creates the constants (:func:`created_by_domain`)."""
         record = store.create_memory(name, domain)
-        return cls(store, record.name, store.domains.get(domain))
+        bound = store.domains.get(domain)
+        try:  # the store holds the constants already: the update is logged, not applied again
+            store.load_history(record.name, [created_by_domain(record, bound)])
+        except BaseException:
+            store.delete_memory(record.name)
+            raise
+        return cls(store, record.name, bound)
 
     @classmethod
     def open(cls, store: GraphStore, name: str) -> WorldMemory:

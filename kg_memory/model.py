@@ -358,6 +358,9 @@ class UpdateSource(enum.StrEnum):
     EXECUTION = "execution"
     API = "api"
     REVERT = "revert"
+    # The memory's first update, at its creation (version 0): the domain's constants. No write is
+    # of this source after it; it is there so a reader replaying the history meets every entity.
+    DOMAIN = "domain"
 
 
 class UpdateStatus(enum.StrEnum):

@@ -11,6 +11,7 @@ from kg_memory import (
     Fact,
     GraphStore,
     Update,
+    UpdateSource,
     UpdateStatus,
     WorldMemory,
 )
@@ -44,11 +45,13 @@ def replay(facts: frozenset[Fact], updates: list[Update]) -> frozenset[Fact]:
 
 
 def assert_history_consistent(memory: WorldMemory) -> list[Update]:
-    """History seqs are 1..n, applied versions are 1..version, and replay gives the state."""
+    """History seqs are 1..n, applied versions are 0 (the domain's constants) then 1..version, and
+    replay gives the state."""
     history = memory.history()
     version = memory.version
     assert [u.seq for u in history] == list(range(1, len(history) + 1))
-    applied = [u for u in history if u.status is UpdateStatus.APPLIED]
+    assert history[0].source is UpdateSource.DOMAIN and history[0].version == 0
+    applied = [u for u in history[1:] if u.status is UpdateStatus.APPLIED]
     assert [u.version for u in applied] == list(range(1, version + 1))
     assert memory.state_at(version).facts == memory.facts()
     assert set(memory.state_at(version).entities) == set(memory.entities())

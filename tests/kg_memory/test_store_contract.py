@@ -85,7 +85,7 @@ def test_memories_in_one_database_never_see_each_other(store: GraphStore, home: 
     assert F("(robot_at robot_1 attic)") not in home.facts()
     assert F("(robot_at robot_1 hall)") not in other.facts()
     _applied(other, Delta(add={F("(hand_empty robot_1)")}), UpdateSource.EXECUTION)
-    assert home.version == 1 and len(home.history()) == 1
+    assert home.version == 1 and len(home.history()) == 2  # the domain's constants, the survey
     store.delete_memory(other.name)
     assert home.facts() == frozenset(SURVEY_FACTS)
 
@@ -171,7 +171,7 @@ def test_neighbourhood_cap_keeps_nearest_facts(home: WorldMemory) -> None:
 def test_apply_bumps_version_and_records_provenance(home: WorldMemory) -> None:
     delta = Delta(remove={F("(robot_at robot_1 hall)")}, add={F("(robot_at robot_1 kitchen)")})
     update = home.apply(delta, source=UpdateSource.EXECUTION, input="(move robot_1 hall kitchen)", meta={"plan": "p1"})
-    assert (update.status, update.version, update.seq) == (UpdateStatus.APPLIED, 2, 2)
+    assert (update.status, update.version, update.seq) == (UpdateStatus.APPLIED, 2, 3)  # seq 1: the domain's
     assert home.version == 2
     stored = home.history()[-1]
     assert stored == update
@@ -263,9 +263,9 @@ def test_reject_records_failures_without_a_delta(home: WorldMemory) -> None:
 def test_history_paging_and_lookup(home: WorldMemory) -> None:
     first = _applied(home, Delta(add={F("(light_on lamp_1)")}))
     second = _applied(home, Delta(remove={F("(light_on lamp_1)")}))
-    assert [u.seq for u in home.history()] == [1, 2, 3]
-    assert home.history(since_seq=1) == [first, second]
-    assert home.history(since_seq=1, limit=1) == [first]
+    assert [u.seq for u in home.history()] == [1, 2, 3, 4]  # the domain's constants, the survey, two
+    assert home.history(since_seq=2) == [first, second]
+    assert home.history(since_seq=2, limit=1) == [first]
     assert home.store.get_update(home.name, second.id) == second
     with pytest.raises(UnknownUpdate):
         home.store.get_update(home.name, "nope")
@@ -294,7 +294,7 @@ def test_revert_is_a_new_compensating_update(home: WorldMemory) -> None:
     assert revert.status is UpdateStatus.APPLIED and revert.source is UpdateSource.REVERT
     assert revert.meta["reverts"] == move.id and revert.version == 3
     assert home.facts() == frozenset(SURVEY_FACTS)
-    assert len(home.history()) == 3  # the original stays in the history
+    assert len(home.history()) == 4  # the original stays in the history (after the domain's and the survey)
 
 
 def test_revert_that_no_longer_applies_is_rejected(home: WorldMemory) -> None:
@@ -358,10 +358,11 @@ def test_import_of_malformed_data_is_a_clear_error(store: GraphStore, broken: ob
 
 
 def test_reverting_a_perception_update_that_created_entities_is_refused(home: WorldMemory) -> None:
-    survey = home.history()[0]
-    with pytest.raises(InvalidValue, match="created entities"):
-        home.revert(survey.id)
-    assert len(home.history()) == 1
+    domain, survey = home.history()
+    for created in (domain, survey):
+        with pytest.raises(InvalidValue, match="created entities"):
+            home.revert(created.id)
+    assert len(home.history()) == 2
 
 
 def test_misuse_of_the_memory_api_is_a_clear_error(home: WorldMemory) -> None:

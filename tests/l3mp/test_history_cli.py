@@ -20,8 +20,9 @@ def test_history_queries_export_import_and_compaction(tmp_path: Path, capsys: py
     db = ["--db", str(tmp_path / "cli.db")]
     _run(capsys, *db, "init", "home", "--domain", "household", "--sim-home", "2")
     page = json.loads(_run(capsys, *db, "history", "home", "--since", "7d", "--json"))
-    assert [u["version"] for u in page["updates"]] == [1] and page["next_cursor"] is None
-    survey = page["updates"][0]
+    # the domain's update (its constants, at version 0), then the survey
+    assert [u["version"] for u in page["updates"]] == [0, 1] and page["next_cursor"] is None
+    survey = page["updates"][1]
     item = survey["delta"]["new_entities"][-1]["name"]
     by_entity = json.loads(_run(capsys, *db, "history", "home", "--entity", item, "--json", "--limit", "5"))
     assert [u["id"] for u in by_entity["updates"]] == [survey["id"]]
@@ -34,7 +35,8 @@ def test_history_queries_export_import_and_compaction(tmp_path: Path, capsys: py
     doc = tmp_path / "home.json"
     doc.write_text(_run(capsys, *db, "export", "home"))
     assert "version 1" in _run(capsys, *db, "import", str(doc), "--name", "copy2")
-    assert "compacted 1 updates" in _run(capsys, *db, "compact", "copy", "--before-version", "1")
+    # the domain's update (version 0) and the survey
+    assert "compacted 2 updates" in _run(capsys, *db, "compact", "copy", "--before-version", "1")
     capsys.readouterr()
     assert main([*db, "history", "home", "--since", "last tuesday"]) != 0
 

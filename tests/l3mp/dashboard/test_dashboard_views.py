@@ -70,8 +70,10 @@ def test_the_stream_sends_new_rows_in_order_then_heartbeats(home: WorldMemory) -
     worker.start()
     worker.join(timeout=30)
     updates = [c for c in sent if "event: update" in c]
-    assert [json.loads(c.split("data: ", 1)[1])["input"] for c in updates] == ["survey", "lights on"]
-    assert updates[0].startswith("id: 1\n") and updates[1].startswith("id: 2\n")
+    sources = [json.loads(c.split("data: ", 1)[1])["source"] for c in updates]
+    assert sources[0] == "domain"  # the memory's first update: the domain's constants
+    assert [json.loads(c.split("data: ", 1)[1])["input"] for c in updates[1:]] == ["survey", "lights on"]
+    assert [c.split("\n", 1)[0] for c in updates] == ["id: 1", "id: 2", "id: 3"]
     assert any(c.startswith(": heartbeat") for c in sent)
 
 
@@ -98,7 +100,7 @@ def test_the_dashboards_data_needs_a_key_where_rest_reads_do(keyed: TestClient) 
         assert keyed.get(path).status_code == 401
     listed = keyed.get("/dashboard/api/memories", headers={"X-API-Key": "r"}).json()
     assert [(m["name"], m["entities"], m["version"], m["updates"]) for m in listed] == [
-        (name, len(SURVEY_ENTITIES) + 1, 1, 1)  # with the domain's robot
+        (name, len(SURVEY_ENTITIES) + 1, 1, 2)  # with the domain's robot, and its update
     ]
     assert listed[0]["facts"] == len(SURVEY_FACTS)
     missing = keyed.get(f"/dashboard/api/memories/{name}/entities/nobody", headers={"X-API-Key": "r"})
