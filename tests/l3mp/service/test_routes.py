@@ -38,7 +38,8 @@ def test_create_list_get_a_memory_and_its_survey(make_client: Factory) -> None:
     assert record["domain"] == "example_home" and record["version"] == 1
     entities = {e["name"]: e for e in client.get(f"/v1/memories/{name}/entities").json()}
     assert entities["mug_1"]["label"] == "blue mug" and entities["mug_1"]["attrs"] == {"colour": "blue"}
-    first = client.get(f"/v1/memories/{name}/updates").json()["updates"][0]
+    domain, first = client.get(f"/v1/memories/{name}/updates").json()["updates"][:2]
+    assert domain["source"] == "domain" and [e["name"] for e in domain["delta"]["new_entities"]] == ["robot_1"]
     assert first["source"] == "sensor" and first["status"] == "applied" and len(first["delta"]["add"]) == 11
 
 
@@ -189,7 +190,7 @@ def test_history_is_paged(make_client: Factory) -> None:
     page = client.get(f"/v1/memories/{name}/updates", params={"limit": 2}).json()
     assert [u["seq"] for u in page["updates"]] == [1, 2] and page["next_since_seq"] == 2
     rest = client.get(f"/v1/memories/{name}/updates", params={"since_seq": 2}).json()
-    assert [u["seq"] for u in rest["updates"]] == [3]
+    assert [u["seq"] for u in rest["updates"]] == [3, 4]  # seq 1 is the domain's constants
 
 
 def test_revert_undoes_an_applied_update(make_client: Factory) -> None:
