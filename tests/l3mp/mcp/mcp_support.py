@@ -1,0 +1,129 @@
+"""Helpers for the MCP tests: services over a fresh SQLite store, a surveyed memory, the real app under
+uvicorn on 127.0.0.1, and a client model answering sampling requests.
+
+Not a conftest: a conftest here would shadow tests/conftest.py, which the tests import by name."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import mcp.types as types
+from conftest import unique_name
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from l3mp.examples import survey_json
+from l3mp.llm import LanguageModel
+from l3mp.operations import Operations, Services
+from l3mp.operations.models import EntitiesIn, MemoryIn
+from l3mp.service import create_app
+from l3mp.settings import Settings
+from l3mp.wiring import open_store
+
+# the edit the scripted and the client's model propose: the blue mug from the kitchen table to the shelf
+MOVE = {
+    "remove": [{"predicate": "on", "args": ["mug_1", "table_1"]}],
+    "add": [{"predicate": "on", "args": ["mug_1", "shelf_1"]}],
+}
+# the mug on two things at once: verification refuses it, every time it is proposed
+NO_REMOVAL = {"remove": [], "add": MOVE["add"]}
+SAID = "Alex moved the blue mug from the kitchen table to the hall shelf."
+
+
+def settings_for(tmp_path: Path, **overrides: Any) -> Settings:
+    fields: dict[str, Any] = {"sqlite_path": tmp_path / "mcp.db", "retriever": "full", "mcp_watch_poll": 0.05}
+    return Settings(**{**fields, **overrides})
+
+
+def surveyed(settings: Settings) -> str:
+    """A new memory in ``example_home`` holding the surveyed home (version 1), written to the store; its name."""
+    services = Services(settings=settings, store=open_store(settings))
+    try:
+        ops = Operations(services=services)
+        name = unique_name("mcp")
+        ops.create_memory(MemoryIn(name=name, domain="example_home"))
+        ops.add_entities(name, EntitiesIn.model_validate(survey_json()))
+        return name
+    finally:
+        services.close()
+
+
+@contextmanager
+def running_services(settings: Settings, model: LanguageModel | None = None) -> Iterator[Services]:
+    services = Services(settings=settings, store=open_store(settings), model=model)
+    try:
+        yield services
+    finally:
+        services.close()
+
+
+@dataclass
+class ClientModel:
+    """The MCP client's own model: answers each sampling request with the next scripted reply."""
+
+    replies: list[dict[str, Any]]
+    asked: list[types.CreateMessageRequestParams] = field(default_factory=list)
+
+    async def __call__(self, context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        self.asked.append(params)
+        reply = self.replies[min(len(self.asked), len(self.replies)) - 1]
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text=json.dumps(reply)),
+            model="agent-llm",
+            stop_reason="endTurn",
+        )
+
+
+def text_of(result: types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+@dataclass(frozen=True)
+class Served:
+    base: str
+
+    @property
+    def url(self) -> str:
+        return f"{self.base}/mcp"
+
+    def client(self, key: str | None = None, *, mode: str = "auto", bearer: bool = True, **kwargs: Any) -> Client:
+        headers = {} if key is None else ({"Authorization": f"Bearer {key}"} if bearer else {"X-API-Key": key})
+        http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120))
+        return Client(streamable_http_client(self.url, http_client=http), mode=mode, **kwargs)  # type: ignore[arg-type]
+
+
+@contextmanager
+def served(settings: Settings, model: LanguageModel | None = None) -> Iterator[Served]:
+    """The real app (REST, dashboard and /mcp) under uvicorn on a free port of 127.0.0.1."""
+    import uvicorn
+
+    app = create_app(settings, model=model)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))  # uvicorn serves this very socket: no race for the port
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        ready = threading.Event()
+        for _ in range(6000):  # uvicorn sets .started once the lifespan ran and the socket listens
+            if server.started or not thread.is_alive():
+                break
+            ready.wait(0.01)
+        assert server.started, "uvicorn did not start"
+        yield Served(base=f"http://127.0.0.1:{port}")
+    finally:
+        server.should_exit = True
+        thread.join(timeout=60)
+        sock.close()
