@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,10 +97,16 @@ class Served:
     def url(self) -> str:
         return f"{self.base}/mcp"
 
-    def client(self, key: str | None = None, *, mode: str = "auto", bearer: bool = True, **kwargs: Any) -> Client:
+    @asynccontextmanager
+    async def client(
+        self, key: str | None = None, *, mode: str = "auto", bearer: bool = True, **kwargs: Any
+    ) -> AsyncIterator[Client]:
+        """An MCP client over streamable HTTP, sending ``key`` as a bearer token (or in X-API-Key)."""
         headers = {} if key is None else ({"Authorization": f"Bearer {key}"} if bearer else {"X-API-Key": key})
-        http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120))
-        return Client(streamable_http_client(self.url, http_client=http), mode=mode, **kwargs)  # type: ignore[arg-type]
+        async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120)) as http:
+            transport = streamable_http_client(self.url, http_client=http)
+            async with Client(transport, mode=mode, **kwargs) as client:  # type: ignore[arg-type]
+                yield client
 
 
 @contextmanager
