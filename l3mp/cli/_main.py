@@ -29,7 +29,7 @@ COMMANDS: dict[str, Lazy] = {
     "plan": Lazy("l3mp.cli.plan:plan", "plan from a memory: a request in English, --goal or --goal-file"),
     "pddl": Lazy("l3mp.cli.pddl:pddl", "PDDL problems (e.g. IPC benchmarks) into memories"),
     "serve": Lazy("l3mp.cli.serve:serve", "run the REST service (OpenAPI at /docs)"),
-    "mcp": Lazy("l3mp.cli.mcp:mcp", "serve l3mp to an agent over stdio (MCP); HTTP agents use /mcp of `serve`"),
+    "mcp": Lazy("l3mp.cli.mcp:mcp", "serve agents over stdio (MCP); `l3mp serve` has /mcp"),
     "model": Lazy("l3mp.cli.model:model", "a local language model: `l3mp model serve` (the local extra)"),
     # the lab
     "sim": Lazy("sim.cli:sim", "the text household simulator"),
