@@ -9,12 +9,10 @@ of the small packaged models ranks readings by their likelihood, which sampling 
 from __future__ import annotations
 
 import asyncio
-import copy
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any, Literal, TypeVar
 
-import anyio.to_thread
 import mcp.types as types
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -59,14 +57,6 @@ def client_name(ctx: Context) -> str:
     return params.client_info.name if params is not None else "client"
 
 
-async def writing(services: Services) -> Services:
-    """The same running services (model slots, writer locks, retriever), with the writing reader."""
-    await anyio.to_thread.run_sync(services.retriever)  # built once, then shared with the copy
-    view = copy.copy(services)
-    view.settings = services.settings.model_copy(update={"nl_reader": "write"})
-    return view
-
-
 async def _ask(ctx: Context, params: types.CreateMessageRequestParams, timeout: float) -> Any:
     request = types.CreateMessageRequest(params=params)
     related = ServerMessageMetadata(related_request_id=ctx.request_context.request_id)
@@ -83,7 +73,7 @@ async def on_model(
     how = route(ctx, setting=settings.mcp_sampling, wanted=wanted)
     if how == "configured":
         return await work(Operations(services=services), None)
-    ops = Operations(services=await writing(services))
+    ops = Operations(services=services)
     client = client_name(ctx)
     if how == "forwarded":
         model = ForwardedModel(

@@ -12,7 +12,7 @@ issues), and each door decides how to say so (REST answers 422, MCP returns it a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from kg_memory import Delta, Fact, HistoryQuery, InvalidValue, State, Update, UpdateSource, WorldMemory
@@ -181,11 +181,15 @@ class Operations:
         self, name: str, request: NLUpdateIn, *, caller: str | None = None, model: LanguageModel | None = None
     ) -> UpdateOut:
         """What a person said: edits proposed by the language model (``model``, else the configured
-        one), verified before anything is written. ``caller`` is rate-limited."""
+        one), verified before anything is written. ``caller`` is rate-limited. A ``model`` given here
+        (an agent's own) writes its edits: choosing among readings needs the scores only the
+        configured local model gives."""
         services = self.services
 
         def update_from_words() -> UpdateOut:
             config = NLUpdateConfig.from_settings(services.settings)
+            if model is not None:
+                config = replace(config, reader="write")
             reader = model or services.language_model()
             updater = NLUpdater(self.memory(name), reader, config, retriever=services.retriever())
             return UpdateOut.of(updater.update(request.text).update)
@@ -196,7 +200,7 @@ class Operations:
         self, name: str, request: PlanIn, *, caller: str | None = None, model: LanguageModel | None = None
     ) -> PlanOut:
         """A validated plan, or why there is none; planning changes nothing. A request in English needs
-        the language model (``model``, else the configured one); a PDDL goal does not."""
+        the language model (``model``, which writes its goal, else the configured one); a PDDL goal does not."""
         services = self.services
         settings = services.settings
 
@@ -207,7 +211,7 @@ class Operations:
                 deadline=settings.plan_deadline,
                 fallback=settings.retrieval_fallback,
                 optimal=optimal,
-                reader=nl_reader(settings),
+                reader="write" if model is not None else nl_reader(settings),
                 ranker=settings.nl_ranker,
                 max_facts=settings.context_facts,
             )
