@@ -215,7 +215,7 @@ def test_a_read_only_key_cannot_revert_and_the_write_key_can(page: Any, keyed_se
     assert "403" in error.text_content() and "not valid for writes" in error.text_content()
     with keyed_service.client() as client:
         history = client.get(f"/v1/memories/{memory}/updates").json()["updates"]
-        assert [u["source"] for u in history] == ["sensor", "api"]  # nothing was written
+        assert [u["source"] for u in history] == ["domain", "sensor", "api"]  # nothing was written
 
     page.fill("#api-key", WRITE_KEY)
     page.click("#key-form button")
