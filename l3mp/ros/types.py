@@ -44,8 +44,9 @@ class Interfaces:
     services: frozenset[str]
 
     @classmethod
-    def load(cls, root: Path | None = None) -> Interfaces:
-        return _load(root or interfaces_root())
+    def load(cls, *more: Path) -> Interfaces:
+        """The bundled definitions and those under ``more`` roots (``<root>/<package>/msg|srv/*``)."""
+        return _load((interfaces_root(), *more))
 
     def new(self, type_name: str, **fields: Any) -> Any:
         """A message of ``type_name`` (e.g. ``plansys2_msgs/msg/Param``); fields not given take their
@@ -119,12 +120,12 @@ def _split(type_name: str) -> tuple[str, str, str]:
 
 
 @cache
-def _load(root: Path) -> Interfaces:
+def _load(roots: tuple[Path, ...]) -> Interfaces:
     types: dict[str, Any] = {}
-    for path in sorted(root.glob("*/msg/*.msg")):
+    for path in sorted(p for root in roots for p in root.glob("*/msg/*.msg")):
         types.update(_parsed(path.read_text(encoding="utf-8"), f"{path.parent.parent.name}/msg/{path.stem}"))
     services = []
-    for path in sorted(root.glob("*/srv/*.srv")):
+    for path in sorted(p for root in roots for p in root.glob("*/srv/*.srv")):
         name = f"{path.parent.parent.name}/srv/{path.stem}"
         request, response = _halves(path)
         types.update(_parsed(request, f"{name}_Request"))
