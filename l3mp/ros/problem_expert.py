@@ -301,7 +301,7 @@ class ProblemExpert:
             goal = None if problem.goal == _EMPTY_GOAL else self._checked_with(problem.goal, problem.entities)
             new = self._new_objects(world, problem.entities)
             facts = sorted(problem.facts - world.facts(), key=str)
-            what = f"add_problem {problem.name}: {len(new)} objects, {len(facts)} facts"
+            what = f"add_problem: {len(new)} objects, {len(facts)} facts"
             if new:
                 self._write_entities(new, facts, what)
                 for entity in new:
