@@ -69,7 +69,7 @@ def _plan(ops: Operations, memory: str, interfaces: Interfaces, domain_text: str
 
 
 def _why_not(outcome: PlanOut) -> str:
-    issues = "; ".join(outcome.issues)
+    issues = "; ".join(dict.fromkeys(outcome.issues))  # each tier may say the same
     return f"no plan ({outcome.status}){': ' + issues if issues else ''}"
 
 

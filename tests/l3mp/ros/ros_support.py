@@ -36,7 +36,7 @@ def running_operations(tmp_path: Path) -> Iterator[Operations]:
 
 def surveyed_home(ops: Operations) -> str:
     """A new ``example_home`` memory holding the surveyed home (version 1); its name."""
-    name = unique_name("ros")
+    name: str = unique_name("ros")
     ops.create_memory(MemoryIn(name=name, domain="example_home"))
     update = ops.add_entities(name, EntitiesIn(**survey_json()))
     assert update.status == "applied", update

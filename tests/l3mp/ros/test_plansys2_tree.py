@@ -26,7 +26,7 @@ from l3mp.ros.plansys2_tree import (
 from planning import parse_goal
 
 
-def node(kind: NodeType, *, name: str = "", params: tuple[Any, ...] = (), children: tuple[int, ...] = ()) -> Any:
+def node(kind: int, *, name: str = "", params: tuple[Any, ...] = (), children: tuple[int, ...] = ()) -> Any:
     parameters = [
         INTERFACES.new("plansys2_msgs/msg/Param", name=p, type="")
         if isinstance(p, str)
