@@ -183,14 +183,14 @@ def read_problem(domain: Domain, text: str, source: Path | str = "<problem>") ->
         objects = [(o.name.lower(), _type_name(o.type)) for o in problem.all_objects]
         atoms: list[tuple[str, tuple[str, ...], float | None]] = []
         for node, value in problem.explicit_initial_values.items():
-            name = node.fluent().name.lower()
+            fluent = node.fluent().name.lower()
             args = tuple(a.object().name.lower() for a in node.args)
             if value.is_bool_constant():
                 if value.bool_constant_value():
-                    atoms.append((name, args, None))
-            elif name in domain.functions and (value.is_int_constant() or value.is_real_constant()):
-                atoms.append((name, args, float(value.constant_value())))
-            elif name != _TOTAL_COST:  # total-cost starts at 0 in every problem we write
+                    atoms.append((fluent, args, None))
+            elif fluent in domain.functions and (value.is_int_constant() or value.is_real_constant()):
+                atoms.append((fluent, args, float(value.constant_value())))
+            elif fluent != _TOTAL_COST:  # total-cost starts at 0 in every problem we write
                 raise UnsupportedFeature(source, "numeric fluents", f"{node} = {value}")
     try:
         entities = tuple(Entity(n, t, n) for n, t in objects if n not in domain.constants)

@@ -54,6 +54,7 @@ def test_problem_reads_as_the_file_says_and_plans_to_a_valid_plan(case: Path) ->
     init = _section(text, ":init")
     assert problem.facts == {Fact(str(a[0]), tuple(map(str, a[1:]))) for a in init if isinstance(a, list)}
     assert problem.domain == domain.name and goal_of(text) == problem.goal
+    assert problem.name == str(read_sexpr(text)[1][1])  # (define (problem NAME) ...)
 
     # the round trip through text: our problem from the facts, judged against the original file
     result = solve(domain, problem_pddl(domain, problem.entities, problem.facts, problem.goal))
