@@ -81,6 +81,8 @@ class Settings(BaseSettings):
     mcp_allowed_hosts: list[str] = Field(default_factory=list)
     # seconds between reads of a subscribed memory's history (the change feed behind resource updates)
     mcp_watch_poll: float = Field(default=0.5, gt=0)
+    # ROS 2 (l3mp ros): seconds between reads of the memory's history behind the ~/updates topic
+    ros_updates_poll: float = Field(default=0.5, gt=0)
     # planning: ask for the cheapest plan, proven within each search's deadline (REST and runtime
     # default; a request's own "optimal" wins)
     plan_optimal: bool = False

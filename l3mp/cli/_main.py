@@ -30,6 +30,7 @@ COMMANDS: dict[str, Lazy] = {
     "pddl": Lazy("l3mp.cli.pddl:pddl", "PDDL problems (e.g. IPC benchmarks) into memories"),
     "serve": Lazy("l3mp.cli.serve:serve", "run the REST service (OpenAPI at /docs)"),
     "mcp": Lazy("l3mp.cli.mcp:mcp", "serve agents over stdio (MCP); `l3mp serve` has /mcp"),
+    "ros": Lazy("l3mp.cli.ros:ros", "serve a memory to ROS 2 over rmw_zenoh (PlanSys2's problem expert)"),
     "model": Lazy("l3mp.cli.model:model", "a local language model: `l3mp model serve` (the local extra)"),
     # the lab
     "sim": Lazy("sim.cli:sim", "the text household simulator"),
