@@ -156,6 +156,7 @@ class RosNode:
         else:
             publisher = session.declare_publisher(key)
         self._declared.append(publisher)
+        log.debug("publishing %s on %s", name, key)
         qos = LATCHED_QOS if topic.latched else DEFAULT_QOS
         token = identity.entity_token(
             entity_id=entity_id,
@@ -185,6 +186,7 @@ class RosNode:
                     query.reply_err(f"node {self.name} is shutting down")
 
         self._declared.append(session.declare_queryable(key, on_query, complete=True))
+        log.debug("serving %s on %s", name, key)  # a client with another hash sees no server: compare
         token = identity.entity_token(
             entity_id=entity_id,
             kind=EntityKind.SERVICE,
