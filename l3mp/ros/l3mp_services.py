@@ -51,6 +51,18 @@ def update_reasons(update: UpdateOut) -> list[str]:
     return [i.message for i in update.issues] + [str(w) for w in warnings]
 
 
+def update_fields(update: UpdateOut) -> dict[str, Any]:
+    """The fields an answer and an ``Update`` message share: what the update did, and why."""
+    return {
+        "status": update.status,
+        "version": update.version,
+        "added": list(update.delta.add),
+        "removed": list(update.delta.remove),
+        "new_entities": [e.name for e in update.delta.new_entities],
+        "reasons": update_reasons(update),
+    }
+
+
 @dataclass(frozen=True, kw_only=True)
 class _Door:
     ops: Operations
@@ -89,17 +101,8 @@ class _Door:
         except Exception as exc:  # a bug: logged in full, answered all the same
             logger.exception("%s of %s", response, self.memory)
             return self.interfaces.new(response, status=ERROR, reasons=[_message(exc)])
-        return self.interfaces.new(
-            response,
-            accepted=update.status in _ACCEPTED,
-            status=update.status,
-            update_id=update.id,
-            version=update.version,
-            added=list(update.delta.add),
-            removed=list(update.delta.remove),
-            new_entities=[e.name for e in update.delta.new_entities],
-            reasons=update_reasons(update),
-        )
+        fields = update_fields(update)
+        return self.interfaces.new(response, accepted=update.status in _ACCEPTED, update_id=update.id, **fields)
 
 
 def _observation(request: Any) -> ObservationIn:

@@ -158,15 +158,7 @@ class RosNode:
         self._declared.append(publisher)
         log.debug("publishing %s on %s", name, key)
         qos = LATCHED_QOS if topic.latched else DEFAULT_QOS
-        token = identity.entity_token(
-            entity_id=entity_id,
-            kind=EntityKind.PUBLISHER,
-            name=name,
-            type_name=topic.type_name,
-            type_hash=type_hash,
-            qos=qos,
-        )
-        self._declared.append(session.liveliness().declare_token(token))
+        self._announce(entity_id, EntityKind.PUBLISHER, name, topic.type_name, type_hash, qos)
         self._outlets[topic.name] = _Outlet(spec=topic, name=name, publisher=publisher)
 
     # -- services -----------------------------------------------------------------------------
@@ -187,15 +179,7 @@ class RosNode:
 
         self._declared.append(session.declare_queryable(key, on_query, complete=True))
         log.debug("serving %s on %s", name, key)  # a client with another hash sees no server: compare
-        token = identity.entity_token(
-            entity_id=entity_id,
-            kind=EntityKind.SERVICE,
-            name=name,
-            type_name=service.type_name,
-            type_hash=type_hash,
-            qos=DEFAULT_QOS,
-        )
-        self._declared.append(session.liveliness().declare_token(token))
+        self._announce(entity_id, EntityKind.SERVICE, name, service.type_name, type_hash, DEFAULT_QOS)
 
     def _answer(self, service: ServiceSpec, key: str, query: zenoh.Query) -> None:
         with query:  # finalised on leaving: the client learns that no more replies come
@@ -216,6 +200,14 @@ class RosNode:
                 return
             answered = Attachment.now(sequence=asked.sequence, gid=asked.gid)
             query.reply(key, body, attachment=answered.encode())
+
+    def _announce(self, entity_id: int, kind: EntityKind, name: str, type_name: str, type_hash: str, qos: str) -> None:
+        """The entity's liveliness token: how the ROS 2 graph learns of it."""
+        session, identity = self._opened()
+        token = identity.entity_token(
+            entity_id=entity_id, kind=kind, name=name, type_name=type_name, type_hash=type_hash, qos=qos
+        )
+        self._declared.append(session.liveliness().declare_token(token))
 
     def _opened(self) -> tuple[zenoh.Session, NodeIdentity]:
         if self._session is None or self.identity is None:

@@ -15,7 +15,7 @@ from kg_memory import UpdateStatus
 from l3mp.operations import Operations
 from l3mp.operations.feed import HistoryFeed
 from l3mp.operations.models import UpdateOut
-from l3mp.ros.l3mp_services import update_reasons
+from l3mp.ros.l3mp_services import update_fields
 from l3mp.ros.spec import Publisher, TopicSpec
 from l3mp.ros.types import Interfaces
 
@@ -66,13 +66,8 @@ def update_message(interfaces: Interfaces, update: UpdateOut) -> object:
         seq=update.seq,
         stamp=stamp(interfaces, update.time),
         source=update.source,
-        status=update.status,
-        version=update.version,
         input=update.input,
-        added=list(update.delta.add),
-        removed=list(update.delta.remove),
-        new_entities=[e.name for e in update.delta.new_entities],
-        reasons=update_reasons(update),
+        **update_fields(update),
     )
 
 

@@ -46,13 +46,19 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def open_router(port: int) -> zenoh.Session:
-    """A Zenoh session in router mode: what ``ros2 run rmw_zenoh_cpp rmw_zenohd`` runs."""
+def zenoh_session(mode: str, *, listen: str = "", connect: str = "") -> zenoh.Session:
+    """A Zenoh session on 127.0.0.1 only, no multicast scouting."""
     config = zenoh.Config()
-    config.insert_json5("mode", '"router"')
-    config.insert_json5("listen/endpoints", json.dumps([f"tcp/127.0.0.1:{port}"]))
+    config.insert_json5("mode", json.dumps(mode))
+    config.insert_json5("listen/endpoints", json.dumps([listen] if listen else []))
+    config.insert_json5("connect/endpoints", json.dumps([connect] if connect else []))
     config.insert_json5("scouting/multicast/enabled", "false")
     return zenoh.open(config)
+
+
+def open_router(port: int) -> zenoh.Session:
+    """A Zenoh session in router mode: what ``ros2 run rmw_zenoh_cpp rmw_zenohd`` runs."""
+    return zenoh_session("router", listen=f"tcp/127.0.0.1:{port}")
 
 
 def node_session(port: int) -> SessionConfig:
