@@ -27,6 +27,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 from kg_memory import L3mpError
 from kg_memory.history import MAX_PAGE
 from l3mp.operations import Operations
+from l3mp.operations.feed import newest_seq
 from l3mp.operations.models import HistoryIn
 
 logger = logging.getLogger(__name__)
@@ -42,11 +43,6 @@ def memory_of(uri: str) -> str | None:
     """The memory a state or history resource is of (None for any other URI)."""
     found = _URI.match(uri)
     return found.group("name") if found else None
-
-
-def latest_seq(ops: Operations, memory: str) -> int:
-    page = ops.history(memory, HistoryIn(order="newest", limit=1))
-    return page.updates[0].seq if page.updates else 0
 
 
 def changed_since(ops: Operations, memory: str, seq: int) -> int:
@@ -99,7 +95,7 @@ class Live:
             known.subscribers += 1
             return True
         try:
-            seq = await to_thread.run_sync(latest_seq, self._ops(), memory)
+            seq = await to_thread.run_sync(newest_seq, self._ops(), memory)
         except L3mpError as exc:
             logger.debug("not watching %s: %s", memory, exc)
             return False
