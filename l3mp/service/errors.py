@@ -51,6 +51,9 @@ from l3mp.operations.errors import Overloaded, Rejected, ServiceError, TooLarge
 from l3mp.operations.models import IssueOut
 from l3mp.pipelines import AnswerProblem, DomainClash, ImportFailed, PipelineError
 from l3mp.prompts import InvalidPromptInput
+from l3mp.ros.errors import RosError, RosSessionError, RosTypeError
+from l3mp.ros.plansys2_tree import TreeError
+from l3mp.ros.wire import AttachmentError
 from l3mp.service.schemas import ErrorBody, ErrorDetail
 from perception import PerceptionError, ThorMetadataError
 from planning import ExplainError, GoalSyntaxError, PlanningError, WorldError
@@ -107,6 +110,12 @@ CODES: dict[type[Exception], tuple[int, str]] = {
     ImportFailed: (422, "import_failed"),
     AnswerProblem: (502, "unusable_model_answer"),
     PipelineError: (422, "pipeline_error"),
+    # the ROS 2 door (never raised by a REST route; mapped so that none answers as a bare L3mpError)
+    RosTypeError: (422, "ros_type_error"),
+    TreeError: (422, "plansys2_tree_error"),
+    AttachmentError: (422, "ros_attachment_error"),
+    RosSessionError: (503, "ros_session_unavailable"),
+    RosError: (503, "ros_unavailable"),
     # retrieval
     InvalidQuery: (422, "invalid_query"),
     InvalidParameters: (422, "invalid_retrieval_parameters"),

@@ -122,8 +122,10 @@ def keyed_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServ
         yield live
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Chromium, for one module at a time: Playwright's sync API keeps an event loop running on this
+    thread while it lives, and the asyncio tests a worker runs after the browser's need it gone."""
     executable = require_chromium()
     from playwright.sync_api import sync_playwright
 
