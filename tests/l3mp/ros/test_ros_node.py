@@ -205,9 +205,10 @@ def test_the_ros_side_sees_the_node_and_its_services_through_liveliness(rig: Cal
 
 def test_predicates_written_over_ros_are_verified_recorded_and_read_back(rig: Callable[..., Rig]) -> None:
     setup = rig()
-    added, wrong_arity, unknown, two_places, read = setup.ros_side(
+    added, wrong_arity, wrong_type, unknown, two_places, read = setup.ros_side(
         _predicate("add_problem_predicate", "light_on", "lamp_1"),
         _predicate("add_problem_predicate", "light_on", "lamp_1", "kitchen"),
+        _predicate("add_problem_predicate", "on", "kitchen", "table_1"),  # a room is not an item
         _predicate("add_problem_predicate", "teleported", "mug_1"),
         _predicate("add_problem_predicate", "on", "mug_1", "shelf_1"),
         {
@@ -220,6 +221,7 @@ def test_predicates_written_over_ros_are_verified_recorded_and_read_back(rig: Ca
     )
     assert added["success"] is True, added
     assert wrong_arity["success"] is False and "light_on" in wrong_arity["error_info"]
+    assert wrong_type["success"] is False and "kitchen" in wrong_type["error_info"]
     assert unknown["success"] is False and "teleported" in unknown["error_info"]
     assert two_places["success"] is False and "mug_1" in two_places["error_info"]
     held = {(n["name"], tuple(p["name"] for p in n["parameters"])) for n in read["states"]}
