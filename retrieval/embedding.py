@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -115,12 +116,25 @@ class SentenceTransformerEmbedder:
     def _load(self) -> Any:
         if self._model is None:
             try:
-                from sentence_transformers import SentenceTransformer
-
-                self._model = SentenceTransformer(str(self.model_path), device=self._device)
+                self._model = _loaded(str(self.model_path), self._device)
             except Exception as exc:  # any loader failure is an infrastructure error here
                 raise EmbeddingError(str(self._path or "all-MiniLM-L6-v2"), f"cannot load ({exc})") from exc
         return self._model
+
+
+_LOADED: dict[tuple[str, str], Any] = {}
+_LOADING = threading.Lock()
+
+
+def _loaded(path: str, device: str) -> Any:
+    """One model per folder and device in a process: every retriever of a run shares its weights
+    (encoding is read-only), instead of each loading its own copy."""
+    with _LOADING:
+        if (path, device) not in _LOADED:
+            from sentence_transformers import SentenceTransformer
+
+            _LOADED[(path, device)] = SentenceTransformer(path, device=device)
+        return _LOADED[(path, device)]
 
 
 def _article(word: str) -> str:

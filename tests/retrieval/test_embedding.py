@@ -6,7 +6,7 @@ import numpy as np
 from retrieval_fakes import shared_minilm
 
 from kg_memory import Entity
-from retrieval import EntityEmbeddings, MemoryBackend, entity_text
+from retrieval import EntityEmbeddings, MemoryBackend, SentenceTransformerEmbedder, entity_text
 
 MUG = Entity("mug_1", "dish", "blue mug")
 TABLE = Entity("table_1", "furniture", "kitchen table")
@@ -44,3 +44,9 @@ def test_a_backend_warms_a_new_cache() -> None:
     fresh = EntityEmbeddings(shared_minilm(), backend)
     assert fresh.sync([MUG, TABLE, OVEN]) == 1 and fresh.computed == 1
     assert set(backend.rows) == {"mug_1", "table_1", "oven_1"}
+
+
+def test_every_embedder_of_a_process_shares_one_loaded_model() -> None:
+    first, second = SentenceTransformerEmbedder(), SentenceTransformerEmbedder()
+    assert first._load() is second._load()  # the weights load once, however many retrievers a run has
+    assert np.allclose(first.embed(["blue mug"]), second.embed(["blue mug"]))
