@@ -70,13 +70,16 @@ def _plain(message: Any) -> Any:
     return message
 
 
-def _graph_hash(port: int, service: str) -> str:
-    """The type hash the service's server announces in its liveliness token."""
+def _graph_hash(port: int, service: str, attempts: int = 30) -> str:
+    """The type hash the service's server announces in its liveliness token. A session just opened
+    may not have the router's graph yet, so the graph is asked again (a second apart) until it shows it."""
     session = ZenohSession.get_instance("127.0.0.1", port).session
-    for reply in session.liveliness().get("@ros2_lv/0/**", timeout=2.0):
-        parts = str(reply.ok.key_expr).split("/") if reply.ok is not None else []
-        if len(parts) >= 13 and parts[5] == "SS" and parts[9].replace("%", "/") == service:
-            return parts[11]
+    for _ in range(attempts):
+        for reply in session.liveliness().get("@ros2_lv/0/**", timeout=1.0):
+            parts = str(reply.ok.key_expr).split("/") if reply.ok is not None else []
+            if len(parts) >= 13 and parts[5] == "SS" and parts[9].replace("%", "/") == service:
+                return parts[11]
+        time.sleep(1.0)
     raise SystemExit(f"no server of {service} on the graph")
 
 
