@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from kg_memory import jsonl_stream, operations
@@ -98,6 +98,30 @@ class Refused:
 
     issues: tuple[Issue, ...]
     version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Proposal:
+    """One write of a group (:meth:`WorldMemory.apply_group`), computed against the group's view.
+
+    ``issues`` refuses it up front (a check the proposer made, such as perception's); otherwise
+    the delta is verified as :meth:`WorldMemory.apply` would. ``expected_version`` pins the
+    version the proposer's caller read: a group at another version answers it with
+    :class:`VersionConflict` and writes nothing for it.
+    """
+
+    delta: Delta
+    source: UpdateSource
+    input: str = ""
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    expected_version: int | None = None
+    verify: bool = True
+    issues: tuple[Issue, ...] = ()
+
+
+# A proposer computes its write from the state it is shown: the current state plus the group's
+# earlier writes. A group that loses a race to another writer calls every proposer again.
+Propose = Callable[[StateView], Proposal]
 
 
 class _View:
@@ -318,6 +342,41 @@ class WorldMemory:
                 # jittered backoff, so writers that keep colliding stop doing so in lockstep
                 time.sleep(random.uniform(0, min(0.05, 0.002 * 2**attempt)))
         raise VersionConflict(self.name, version, self.version)
+
+    def apply_group(
+        self, proposals: Sequence[Propose], *, attempts: int = DEFAULT_COMMIT_ATTEMPTS
+    ) -> list[Update | BaseException]:
+        """Apply several writes; one outcome per proposer, in order: its :class:`Update`
+        (applied, no-op or rejected) or the exception it met (raised by the proposer, or
+        :class:`VersionConflict` for a stale ``expected_version``). One item's failure is
+        never another's."""
+        outcomes: list[Update | BaseException] = []
+        for propose in proposals:
+            try:
+                outcomes.append(self._apply_alone(propose, attempts))
+            except Exception as exc:  # the item's own outcome; the group goes on
+                outcomes.append(exc)
+        return outcomes
+
+    def _apply_alone(self, propose: Propose, attempts: int) -> Update:
+        proposal = propose(self.view())
+        if proposal.issues:
+            return self.reject(
+                source=proposal.source,
+                input=proposal.input,
+                issues=proposal.issues,
+                delta=proposal.delta,
+                meta=proposal.meta,
+            )
+        return self.apply(
+            proposal.delta,
+            source=proposal.source,
+            input=proposal.input,
+            expected_version=proposal.expected_version,
+            meta=proposal.meta,
+            attempts=attempts,
+            verify=proposal.verify,
+        )
 
     def reject(
         self,
