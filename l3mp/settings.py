@@ -83,6 +83,13 @@ class Settings(BaseSettings):
     mcp_watch_poll: float = Field(default=0.5, gt=0)
     # ROS 2 (l3mp ros): seconds between reads of the memory's history behind the ~/updates topic
     ros_updates_poll: float = Field(default=0.5, gt=0)
+    # fast writes (observations, deltas) to one memory: on = the writes that arrive while one group
+    # commits are verified and committed together as the next group (each keeps its own verdict and
+    # update); off = one write at a time, each its own transaction. wait_ms holds a group open that
+    # much longer for more writers (0: a lone writer waits for nothing); max caps a group's size.
+    group_commit: bool = True
+    group_commit_wait_ms: float = Field(default=0.0, ge=0, le=100)
+    group_commit_max: int = Field(default=64, ge=1, le=1024)
     # planning: ask for the cheapest plan, proven within each search's deadline (REST and runtime
     # default; a request's own "optimal" wins)
     plan_optimal: bool = False
