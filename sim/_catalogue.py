@@ -294,3 +294,50 @@ def apportion(total: int, weights: Sequence[float]) -> list[int]:
     for i in by_remainder[: total - sum(counts)]:
         counts[i] += 1
     return counts
+
+
+# -- buildings (sim.building) --
+# A building floor is furnished like a home's rooms under the names of a care home or hospital:
+# the same fixtures, so the household domain, its events and its tasks hold unchanged.
+ELEVATOR_LOBBY = RoomKind(
+    "elevator lobby",
+    "elevator_lobby",
+    (
+        Fixture("bench", "surface", "bench", (("phone", 0.3), ("book", 0.2), ("cup", 0.2))),
+        Fixture("ceiling light", "light", "light"),
+    ),
+    0.0,
+)
+STAIRWELL = RoomKind("stairwell", "stairwell", (Fixture("landing light", "light", "light"),), 0.0)
+CORRIDOR = RoomKind("corridor", "corridor", HALLWAY.fixtures, 0.14)
+WARD = RoomKind("ward", "ward", BEDROOM.fixtures, 0.30)
+WASHROOM = RoomKind("washroom", "washroom", BATHROOM.fixtures, 0.17)
+STAFF_OFFICE = RoomKind("office", "office", OFFICE.fixtures, 0.12)
+DAY_ROOM = RoomKind("day room", "day_room", LIVING.fixtures, 0.08)
+KITCHENETTE = RoomKind("kitchenette", "kitchenette", KITCHEN.fixtures, 0.07)
+CANTEEN = RoomKind("canteen", "canteen", DINING.fixtures, 0.05)
+SLUICE = RoomKind("sluice room", "sluice_room", LAUNDRY.fixtures, 0.07)
+# Every floor has its lobby, stairwell and a corridor; further rooms are shared out by weight.
+FLOOR_FIRST_ROOMS = (ELEVATOR_LOBBY, STAIRWELL, CORRIDOR)
+FLOOR_ROOM_KINDS = (
+    ELEVATOR_LOBBY,
+    STAIRWELL,
+    CORRIDOR,
+    WARD,
+    WASHROOM,
+    STAFF_OFFICE,
+    DAY_ROOM,
+    KITCHENETTE,
+    CANTEEN,
+    SLUICE,
+)
+CORRIDOR_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ"  # corridors "A" to "Z", without I and O (read as 1 and 0)
+
+
+def floor_room_kinds(count: int) -> list[RoomKind]:
+    """The kinds of one floor's ``count`` rooms (at least three), in :data:`FLOOR_ROOM_KINDS` order."""
+    kinds = list(FLOOR_FIRST_ROOMS[:count])
+    extra = apportion(count - len(kinds), [k.weight for k in FLOOR_ROOM_KINDS])
+    for kind, n in zip(FLOOR_ROOM_KINDS, extra, strict=True):
+        kinds += [kind] * n
+    return sorted(kinds, key=FLOOR_ROOM_KINDS.index)

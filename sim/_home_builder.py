@@ -35,7 +35,8 @@ from sim._catalogue import (
     apportion,
     room_kinds,
 )
-from sim.home import Home, HomeSpec
+from sim.building import connect_floors, make_floors
+from sim.home import BuildingSpec, Home, HomeSpec
 
 
 def _slug(text: str) -> str:
@@ -54,6 +55,8 @@ class HomeBuilder:
         self.by_name: dict[str, Entity] = {}
         self.rooms: list[str] = []
         self.kind_of: dict[str, RoomKind] = {}
+        self.room_label: dict[str, str] = {}
+        self.floor_of: dict[str, int] = {}  # rooms of a building only: a home has no floors
         self.receptacles: list[str] = []
         self.appliances: list[str] = []
         self.people: list[str] = []
@@ -85,8 +88,12 @@ class HomeBuilder:
         self.facts.append(Fact(predicate, args))
 
     def build(self, spec: HomeSpec) -> None:
-        self._make_rooms(spec.rooms)
-        self._connect_rooms()
+        if isinstance(spec, BuildingSpec):
+            make_floors(self, spec)
+            connect_floors(self)
+        else:
+            self._make_rooms(spec.rooms)
+            self._connect_rooms()
         for room in list(self.rooms):
             self._furnish(room)
         self._make_people(spec.people)
@@ -103,10 +110,15 @@ class HomeBuilder:
         for kind in kinds:
             index = seen.get(kind.stem, 0)
             seen[kind.stem] = index + 1
-            label = _room_label(kind.label, index, totals[kind.stem])
-            name = self._add(Entity(self._name(kind.stem), "room", label, {"kind": kind.label}))
-            self.rooms.append(name)
-            self.kind_of[name] = kind
+            self.add_room(kind, _room_label(kind.label, index, totals[kind.stem]), {"kind": kind.label})
+
+    def add_room(self, kind: RoomKind, label: str, attrs: dict[str, str | int]) -> str:
+        """A room of ``kind``, furnished later by :meth:`_furnish` with the kind's fixtures."""
+        name = self._add(Entity(self._name(kind.stem), "room", label, attrs))
+        self.rooms.append(name)
+        self.kind_of[name] = kind
+        self.room_label[name] = label
+        return name
 
     def _connect_rooms(self) -> None:
         """Hallways form a tree (the spine); every other room has a door to one, some a second door."""
@@ -121,6 +133,10 @@ class HomeBuilder:
             if len(others) > 1 and self.rng.random() < EXTRA_DOOR:
                 other = self.rng.choice([o for o in others if o != room])
                 pairs.append((room, other))
+        self.connect(pairs)
+
+    def connect(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """A door for each pair: ``connected`` both ways, once however often a pair comes."""
         seen: set[tuple[str, str]] = set()
         for a, b in pairs:
             for edge in ((a, b), (b, a)):
@@ -129,7 +145,7 @@ class HomeBuilder:
                     self._fact("connected", *edge)
 
     def _furnish(self, room: str) -> None:
-        room_label = self.entities[self.rooms.index(room)].label
+        room_label = self.room_label[room]
         for fixture in self.kind_of[room].fixtures:
             label = f"{room_label} {fixture.noun}"
             attrs = {"noun": fixture.noun}
@@ -297,7 +313,14 @@ class HomeBuilder:
             neighbours=MappingProxyType({k: tuple(sorted(v)) for k, v in neighbours.items()}),
             faucet_of=MappingProxyType({r(k): r(v) for k, v in self.faucet_of.items()}),
             receptacles_for=MappingProxyType(receptacles_for),
+            floor_of=MappingProxyType(self._floors()),
         )
+
+    def _floors(self) -> dict[str, int]:
+        """Each room's floor, and its fixtures'; a home is all on floor 1."""
+        r = self._renamed
+        rooms = {r(room): self.floor_of.get(room, 1) for room in self.rooms}
+        return {**rooms, **{r(k): rooms[r(v)] for k, v in self.room_of.items()}}
 
 
 def _room_label(kind: str, index: int, total: int) -> str:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kg_memory.model import Entity, Fact
 from sim._catalogue import (
     ROBOT,
+    apportion,
     fixture_count,
+    floor_room_kinds,
     room_kinds,
 )
 from sim.errors import InvalidHomeSpec
@@ -57,10 +60,104 @@ class HomeSpec:
             undescriptive_names=undescriptive_names,
         )
 
+    @classmethod
+    def building(
+        cls,
+        total_entities: int,
+        seed: int = 0,
+        floors: int | None = None,
+        *,
+        undescriptive_names: bool = False,
+    ) -> BuildingSpec:
+        """A multi-floor building of exactly ``total_entities`` entities (see :class:`BuildingSpec`).
+
+        Rooms, items and people keep the paper-scale home's proportions; ``floors`` defaults to one per
+        :data:`ROOMS_PER_FLOOR` rooms. Items take up the last few entities, so the total is exact.
+        """
+        if total_entities < 1:
+            raise InvalidHomeSpec(
+                "total_entities", total_entities, f"total_entities must be positive, not {total_entities}"
+            )
+        if floors is not None and floors < 1:
+            raise InvalidHomeSpec("floors", floors, f"a building needs at least one floor, not {floors}")
+        base = cls()
+        per_room = base.entity_count() / base.rooms
+        low = FLOOR_MIN_ROOMS * (floors or 1)
+        high = max(low, math.ceil(total_entities / per_room) * 2)
+        best: BuildingSpec | None = None
+        while low <= high:  # the most rooms whose building, items and people at scale, still fits
+            rooms = (low + high) // 2
+            spec = _building_of(rooms, floors, base, seed=seed, undescriptive_names=undescriptive_names)
+            if spec.entity_count() <= total_entities:
+                best, low = spec, rooms + 1
+            else:
+                high = rooms - 1
+        if best is None:
+            raise InvalidHomeSpec(
+                "total_entities", total_entities, f"{total_entities} entities are too few for a building"
+            )
+        return BuildingSpec(
+            seed=seed,
+            rooms=best.rooms,
+            items=best.items + total_entities - best.entity_count(),
+            people=best.people,
+            floors=best.floors,
+            undescriptive_names=undescriptive_names,
+        )
+
     def entity_count(self) -> int:
         """The exact number of entities :func:`generate_home` makes (the domain's constants excluded)."""
         fixtures = sum(fixture_count(kind) for kind in room_kinds(self.rooms))
         return self.rooms + fixtures + self.items + self.people
+
+
+ROOMS_PER_FLOOR = 80  # a building's default: about a hospital ward floor
+FLOOR_MIN_ROOMS = 3  # an elevator lobby, a stairwell and a corridor
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BuildingSpec(HomeSpec):
+    """A building of ``floors`` floors over which ``rooms`` are shared evenly (see :mod:`sim.building`).
+
+    Each floor has an elevator lobby, a stairwell and corridors; its other rooms are wards, washrooms,
+    offices, day rooms, kitchenettes, a canteen and sluice rooms, furnished like a home's rooms.
+    Items and people are spread over the whole building.
+    """
+
+    floors: int = 1
+
+    def __post_init__(self) -> None:
+        HomeSpec.__post_init__(self)  # zero-argument super() fails in a slots dataclass
+        if self.floors < 1:
+            raise InvalidHomeSpec("floors", self.floors, f"a building needs at least one floor, not {self.floors}")
+        if self.rooms < FLOOR_MIN_ROOMS * self.floors:
+            raise InvalidHomeSpec(
+                "rooms",
+                (self.rooms, self.floors),
+                f"{self.floors} floors need at least {FLOOR_MIN_ROOMS * self.floors} rooms, not {self.rooms}",
+            )
+
+    def rooms_per_floor(self) -> list[int]:
+        """How many rooms each floor has, the ground floor first; they differ by one at most."""
+        return apportion(self.rooms, [1.0] * self.floors)
+
+    def entity_count(self) -> int:
+        fixtures = sum(fixture_count(kind) for n in self.rooms_per_floor() for kind in floor_room_kinds(n))
+        return self.rooms + fixtures + self.items + self.people
+
+
+def _building_of(
+    rooms: int, floors: int | None, base: HomeSpec, *, seed: int, undescriptive_names: bool
+) -> BuildingSpec:
+    """``rooms`` rooms with items and people in ``base``'s proportions."""
+    return BuildingSpec(
+        seed=seed,
+        rooms=rooms,
+        items=round(base.items * rooms / base.rooms),
+        people=round(base.people * rooms / base.rooms),
+        floors=floors or max(1, math.ceil(rooms / ROOMS_PER_FLOOR)),
+        undescriptive_names=undescriptive_names,
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,6 +185,7 @@ class Home:
     neighbours: Mapping[str, tuple[str, ...]] = field(compare=False, repr=False)  # room -> connected rooms
     faucet_of: Mapping[str, str] = field(compare=False, repr=False)  # sink -> its faucet
     receptacles_for: Mapping[str, tuple[str, ...]] = field(compare=False, repr=False)  # item type -> homes
+    floor_of: Mapping[str, int] = field(compare=False, repr=False)  # room, receptacle or appliance -> floor
     robot: str = ROBOT
 
     def label(self, name: str) -> str:
