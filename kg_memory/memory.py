@@ -5,21 +5,24 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kg_memory import jsonl_stream, operations
+from kg_memory._group import Proposal as Proposal  # re-exported: callers build proposals
+from kg_memory._group import Propose, draft
+from kg_memory._group import storable as _storable
+from kg_memory._group import writable_source as _source
 from kg_memory._size_caps import capped
 from kg_memory.domain import Domain
-from kg_memory.errors import InvalidValue, VersionConflict
+from kg_memory.errors import InvalidValue, NotApplicable, VersionConflict
 from kg_memory.history import MAX_PAGE, NO_ENTITY, HistoryQuery, Interval, intervals
 from kg_memory.model import (
     Delta,
     Entity,
     Fact,
     Issue,
-    IssueCode,
     Memory,
     Neighbourhood,
     State,
@@ -33,18 +36,6 @@ from kg_memory.verifier import StateView, Verifier
 
 # Attempts to re-verify and commit when other writers keep moving the memory on.
 DEFAULT_COMMIT_ATTEMPTS = 8
-
-
-def _source(value: UpdateSource | str) -> UpdateSource:
-    """A source a write may name: any but the domain's, whose one update is the memory's creation."""
-    writable = ", ".join(s.value for s in UpdateSource if s is not UpdateSource.DOMAIN)
-    try:
-        source = UpdateSource(value)
-    except ValueError as exc:
-        raise InvalidValue("update source", value, f"use one of {writable}") from exc
-    if source is UpdateSource.DOMAIN:
-        raise InvalidValue("update source", value, f"only a memory's creation records the domain's; use {writable}")
-    return source
 
 
 def created_by_domain(record: Memory, domain: Domain) -> Update:
@@ -66,28 +57,6 @@ def created_by_domain(record: Memory, domain: Domain) -> Update:
     )
 
 
-# Issues that mean a fact cannot be stored at all, even by an unverified update.
-_UNSTORABLE = frozenset(
-    {
-        IssueCode.UNKNOWN_PREDICATE,
-        IssueCode.WRONG_ARITY,
-        IssueCode.UNKNOWN_ENTITY,
-        IssueCode.REMOVE_ABSENT,
-        IssueCode.ADD_PRESENT,
-        IssueCode.REMOVE_AND_ADD,
-    }
-)
-
-
-def _storable(delta: Delta, issues: tuple[Issue, ...], meta: Mapping[str, Any] | None) -> tuple[Delta, dict[str, Any]]:
-    """What an unverified update writes, and the meta that says what was found and dropped."""
-    bad = {issue.fact for issue in issues if issue.code in _UNSTORABLE and issue.fact is not None}
-    kept = Delta(remove=delta.remove - bad, add=delta.add - bad)
-    dropped = sorted(str(f) for f in (delta.remove | delta.add) & bad)
-    recorded = {**(meta or {}), "verified": False, "issues": [i.to_json() for i in issues], "dropped": dropped}
-    return kept, recorded
-
-
 def _normalised(name: str | None) -> str | None:
     return None if name is None else normalise_name(name)
 
@@ -98,30 +67,6 @@ class Refused:
 
     issues: tuple[Issue, ...]
     version: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Proposal:
-    """One write of a group (:meth:`WorldMemory.apply_group`), computed against the group's view.
-
-    ``issues`` refuses it up front (a check the proposer made, such as perception's); otherwise
-    the delta is verified as :meth:`WorldMemory.apply` would. ``expected_version`` pins the
-    version the proposer's caller read: a group at another version answers it with
-    :class:`VersionConflict` and writes nothing for it.
-    """
-
-    delta: Delta
-    source: UpdateSource
-    input: str = ""
-    meta: Mapping[str, Any] = field(default_factory=dict)
-    expected_version: int | None = None
-    verify: bool = True
-    issues: tuple[Issue, ...] = ()
-
-
-# A proposer computes its write from the state it is shown: the current state plus the group's
-# earlier writes. A group that loses a race to another writer calls every proposer again.
-Propose = Callable[[StateView], Proposal]
 
 
 class _View:
@@ -346,37 +291,53 @@ class WorldMemory:
     def apply_group(
         self, proposals: Sequence[Propose], *, attempts: int = DEFAULT_COMMIT_ATTEMPTS
     ) -> list[Update | BaseException]:
-        """Apply several writes; one outcome per proposer, in order: its :class:`Update`
-        (applied, no-op or rejected) or the exception it met (raised by the proposer, or
-        :class:`VersionConflict` for a stale ``expected_version``). One item's failure is
-        never another's."""
+        """Several writes in one store transaction; one outcome per proposer, in order: its
+        :class:`Update` (applied, no-op or rejected, as :meth:`apply` makes them) or the
+        exception its item met (raised by the proposer, or :class:`VersionConflict` for a stale
+        ``expected_version``). One item's failure is never another's.
+
+        Each proposer sees the state the group's earlier items leave. When another writer
+        moves the memory on first, every proposer is called again on the new state, up to
+        ``attempts`` times; then each item still pending gets :class:`VersionConflict`.
+        """
+        if not proposals:
+            return []
+        for attempt in range(max(1, attempts)):
+            version = self.version
+            drafts = draft(proposals, memory=self.name, verifier=self.verifier, base=self.view(), version=version)
+            updates = [d for d in drafts if isinstance(d, Update)]
+            try:
+                stored = iter(self.store.commit_group(self.name, updates, expected_version=version))
+            except VersionConflict:
+                time.sleep(random.uniform(0, min(0.05, 0.002 * 2**attempt)))  # see try_apply
+                continue
+            except NotApplicable:
+                # an item the verifier passed that the store refuses: each alone, so it fails alone
+                return self._apply_each(proposals, attempts)
+            return [next(stored) if isinstance(d, Update) else d for d in drafts]
+        conflict = VersionConflict(self.name, version, self.version)
+        return [conflict if isinstance(d, Update) else d for d in drafts]
+
+    def _apply_each(self, proposals: Sequence[Propose], attempts: int) -> list[Update | BaseException]:
         outcomes: list[Update | BaseException] = []
         for propose in proposals:
             try:
                 outcomes.append(self._apply_alone(propose, attempts))
-            except Exception as exc:  # the item's own outcome; the group goes on
+            except Exception as exc:  # the item's own outcome
                 outcomes.append(exc)
         return outcomes
 
     def _apply_alone(self, propose: Propose, attempts: int) -> Update:
-        proposal = propose(self.view())
-        if proposal.issues:
-            return self.reject(
-                source=proposal.source,
-                input=proposal.input,
-                issues=proposal.issues,
-                delta=proposal.delta,
-                meta=proposal.meta,
-            )
-        return self.apply(
-            proposal.delta,
-            source=proposal.source,
-            input=proposal.input,
-            expected_version=proposal.expected_version,
-            meta=proposal.meta,
-            attempts=attempts,
-            verify=proposal.verify,
-        )
+        for _ in range(max(1, attempts)):
+            version = self.version
+            (outcome,) = draft([propose], memory=self.name, verifier=self.verifier, base=self.view(), version=version)
+            if isinstance(outcome, Exception):
+                raise outcome
+            try:
+                return self.store.commit_group(self.name, [outcome], expected_version=version)[0]
+            except VersionConflict:
+                continue
+        raise VersionConflict(self.name, version, self.version)
 
     def reject(
         self,

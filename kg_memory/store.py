@@ -151,6 +151,20 @@ class GraphStore(Protocol):
         """
         ...
 
+    def commit_group(self, memory: str, updates: Sequence[Update], expected_version: int) -> list[Update]:
+        """Log several updates in order, with consecutive ``seq``, in one transaction, applying
+        the deltas of the applied ones one after another.
+
+        Each applied update leaves the version one higher than the one before it; a rejected
+        or no-op update is stamped with the version current at its place in the group. A
+        checkpoint is written, in the same transaction, after each applied update whose
+        version is a multiple of ``checkpoint_every``. Raises :class:`VersionConflict` if
+        the memory is not at ``expected_version`` and :class:`NotApplicable` if any applied
+        delta does not apply; in both cases nothing of the group is written. Returns the
+        updates as stored.
+        """
+        ...
+
     def record(self, update: Update) -> Update:
         """Log a rejected or no-op update without changing the state."""
         ...

@@ -79,6 +79,17 @@ def check_record(update: Update) -> None:
         raise InvalidValue("update to record", update.id, "applied updates go through commit")
 
 
+def check_group(memory: str, updates: Sequence[Update]) -> None:
+    """A group for ``commit_group``: updates of ``memory``, each fit for commit or record."""
+    for update in updates:
+        if update.memory != memory:
+            raise InvalidValue("update in a group", update.id, f"it is for memory {update.memory!r}, not {memory!r}")
+        if update.status is UpdateStatus.APPLIED:
+            check_commit(update)
+        else:
+            check_record(update)
+
+
 def stamp(update: Update, *, seq: int, version: int) -> Update:
     """The update as stored: its place in the history and the version it left."""
     return replace(update, seq=seq, version=version)

@@ -46,13 +46,20 @@ def check_delta_names(update: Update, domain: Domain) -> None:
 
 
 def lock_memory(tx: neo4j.ManagedTransaction, memory: str, *, bump_version: bool) -> tuple[int, int]:
-    """Take the memory's write lock (the SET) and read its version and next seq under it."""
+    """Take the memory's write lock (the SET) for one update; its version and seq."""
+    return reserve(tx, memory, versions=1 if bump_version else 0, seqs=1)
+
+
+def reserve(tx: neo4j.ManagedTransaction, memory: str, *, versions: int, seqs: int) -> tuple[int, int]:
+    """Take the memory's write lock (the SET), moving it on by ``versions`` and ``seqs``, and
+    read under it the version and the first seq it had before."""
     record = tx.run(
         "MATCH (m:Memory {name: $memory}) "
-        "SET m.next_seq = m.next_seq + 1, m.version = m.version + $bump "
-        "RETURN m.version - $bump AS version, m.next_seq - 1 AS seq, m:Memory AS live",
+        "SET m.next_seq = m.next_seq + $seqs, m.version = m.version + $versions "
+        "RETURN m.version - $versions AS version, m.next_seq - $seqs AS seq, m:Memory AS live",
         memory=memory,
-        bump=1 if bump_version else 0,
+        versions=versions,
+        seqs=seqs,
     ).single()
     # None; nulls if the node was deleted while we waited for its lock; not live if retired
     if record is None or record["version"] is None or record["seq"] is None or not record["live"]:

@@ -40,10 +40,10 @@ from kg_memory.errors import (
     VersionConflict,
 )
 from kg_memory.history import DEFAULT_CHECKPOINT_EVERY
-from kg_memory.model import Entity, Fact, Memory, Update, normalise_name, pddl_name
+from kg_memory.model import Entity, Fact, Memory, Update, UpdateStatus, normalise_name, pddl_name
 from kg_memory.store import Embeddings, embedding_rows, fact_order, float32_vector
 from kg_memory.stores import _neo4j_log as _history
-from kg_memory.stores._common import check_commit, check_record, stamp
+from kg_memory.stores._common import check_commit, check_group, check_record, stamp
 from kg_memory.stores._neo4j_history import HistoryMethods
 from kg_memory.stores._neo4j_tx import (
     change_facts,
@@ -54,6 +54,7 @@ from kg_memory.stores._neo4j_tx import (
     lock_memory,
     nearest,
     read_embeddings,
+    reserve,
     vector_index_statement,
     write_embeddings,
 )
@@ -311,23 +312,44 @@ class Neo4jStore(HistoryMethods):
 
     def commit(self, update: Update, expected_version: int) -> Update:
         check_commit(update)
-        domain = self._domain(update.memory)
-        check_delta_names(update, domain)
+        return self.commit_group(update.memory, [update], expected_version)[0]
 
-        def apply_update(tx: neo4j.ManagedTransaction) -> Update:
-            version, seq = lock_memory(tx, update.memory, bump_version=True)
+    def commit_group(self, memory: str, updates: Sequence[Update], expected_version: int) -> list[Update]:
+        check_group(memory, updates)
+        if not updates:
+            return []
+        domain = self._domain(memory)
+        for update in updates:
+            check_delta_names(update, domain)
+        applied = sum(u.status is UpdateStatus.APPLIED for u in updates)
+
+        def apply_group(tx: neo4j.ManagedTransaction) -> list[Update]:
+            version, seq = reserve(tx, memory, versions=applied, seqs=len(updates))
             if version != expected_version:
-                raise VersionConflict(update.memory, expected_version, version)
-            create_entities(tx, update.memory, update.delta.new_entities, domain)
-            change_facts(tx, update.memory, update.delta.remove, "remove")
-            change_facts(tx, update.memory, update.delta.add, "add")
-            stored = stamp(update, seq=seq, version=version + 1)
-            _history.log(tx, [stored])
-            if stored.version % self.checkpoint_every == 0:  # in this transaction: all or nothing
-                self._write_checkpoint(tx, update.memory, domain, stored.version)
+                raise VersionConflict(memory, expected_version, version)
+            stored: list[Update] = []
+            for update in updates:
+                stored.append(self._write_one(tx, domain, update, seq=seq, before=version))
+                seq, version = seq + 1, stored[-1].version
+            _history.log(tx, stored)
             return stored
 
-        return self._write("commit", apply_update)
+        return self._write("commit", apply_group)
+
+    def _write_one(
+        self, tx: neo4j.ManagedTransaction, domain: Domain, update: Update, *, seq: int, before: int
+    ) -> Update:
+        """One update of a group, at version ``before``: its delta applied (if it is an applied
+        one) and a checkpoint when one is due; the caller logs the group."""
+        if update.status is not UpdateStatus.APPLIED:
+            return stamp(update, seq=seq, version=before)
+        create_entities(tx, update.memory, update.delta.new_entities, domain)
+        change_facts(tx, update.memory, update.delta.remove, "remove")
+        change_facts(tx, update.memory, update.delta.add, "add")
+        stored = stamp(update, seq=seq, version=before + 1)
+        if stored.version % self.checkpoint_every == 0:  # in this transaction: all or nothing
+            self._write_checkpoint(tx, update.memory, domain, stored.version)
+        return stored
 
     def _write_checkpoint(self, tx: neo4j.ManagedTransaction, memory: str, domain: Domain, version: int) -> None:
         _history.put_checkpoint(tx, memory, _history.current_checkpoint(tx, memory, domain, version))

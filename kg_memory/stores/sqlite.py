@@ -31,7 +31,7 @@ from kg_memory.history import DEFAULT_CHECKPOINT_EVERY, Checkpoint, HistoryQuery
 from kg_memory.model import Delta, Entity, Fact, Memory, Update, UpdateSource, UpdateStatus, normalise_name, pddl_name
 from kg_memory.store import Embeddings, dimension_clash, embedding_rows, float32_vector
 from kg_memory.stores import _sqlite_log as _log
-from kg_memory.stores._common import check_commit, check_load, check_record
+from kg_memory.stores._common import check_commit, check_group, check_load, check_record
 from kg_memory.stores._common import stamp as _stamp
 from kg_memory.stores._sqlite_vectors import cosine as _cosine
 from kg_memory.stores._sqlite_vectors import pack as _pack
@@ -235,20 +235,35 @@ class SQLiteStore:
 
     def commit(self, update: Update, expected_version: int) -> Update:
         check_commit(update)
-        with self._write("commit", update.memory) as conn:
-            memory_id, _, version, seq, _ = self._memory_row(conn, update.memory)
+        return self.commit_group(update.memory, [update], expected_version)[0]
+
+    def commit_group(self, memory: str, updates: Sequence[Update], expected_version: int) -> list[Update]:
+        check_group(memory, updates)
+        if not updates:
+            return []
+        with self._write("commit", memory) as conn:
+            memory_id, _, version, seq, _ = self._memory_row(conn, memory)
             if version != expected_version:
-                raise VersionConflict(update.memory, expected_version, version)
+                raise VersionConflict(memory, expected_version, version)
+            stored: list[Update] = []
+            for update in updates:
+                stored.append(self._write_one(conn, memory_id, update, seq=seq, before=version))
+                seq, version = seq + 1, stored[-1].version
+            conn.execute("UPDATE memories SET version = ?, next_seq = ? WHERE id = ?", (version, seq, memory_id))
+        return stored
+
+    def _write_one(self, conn: sqlite3.Connection, memory_id: int, update: Update, *, seq: int, before: int) -> Update:
+        """One update of a group, at version ``before``: its delta applied (if it is an applied
+        one), logged, and a checkpoint when one is due."""
+        applied = update.status is UpdateStatus.APPLIED
+        if applied:
             self._insert_entities(conn, update.memory, memory_id, update.delta.new_entities)
             self._remove_facts(conn, memory_id, update)
             self._add_facts(conn, memory_id, update)
-            stored = _stamp(update, seq=seq, version=version + 1)
-            _log.log(conn, memory_id, stored)
-            conn.execute(
-                "UPDATE memories SET version = ?, next_seq = ? WHERE id = ?", (version + 1, seq + 1, memory_id)
-            )
-            if stored.version % self.checkpoint_every == 0:  # in this transaction: all or nothing
-                self._write_checkpoint(conn, memory_id, stored.version)
+        stored = _stamp(update, seq=seq, version=before + 1 if applied else before)
+        _log.log(conn, memory_id, stored)
+        if applied and stored.version % self.checkpoint_every == 0:  # in this transaction: all or nothing
+            self._write_checkpoint(conn, memory_id, stored.version)
         return stored
 
     def _write_checkpoint(self, conn: sqlite3.Connection, memory_id: int, version: int) -> None:
