@@ -220,7 +220,33 @@ class ObservationIn(Observation):
     expected_version: int | None = Field(default=None, ge=0, description="fail with 409 unless still current")
 
     def observation(self) -> Observation:
-        return Observation.model_validate(self.model_dump(exclude={"expected_version"}))
+        # every field was validated as this request's: copied over, not validated again
+        return Observation.model_construct(**{name: getattr(self, name) for name in Observation.model_fields})
+
+
+# a batch's observations, each its own update: a high-rate sensor's many rooms or frames in one request
+MAX_BATCH = 256
+
+
+class ObservationsIn(_In):
+    """Observations applied in order, each as its own sensor update with its own verdict."""
+
+    observations: list[ObservationIn] = Field(min_length=1, max_length=MAX_BATCH)
+
+
+class ItemErrorOut(BaseModel):
+    """Why one item of a batch was not recorded at all (a refused update is an update, not this)."""
+
+    error: str = Field(description="the error's code, as an error response's, e.g. version_conflict")
+    status: int = Field(description="the HTTP status the item alone would have had, e.g. 409")
+    message: str
+
+
+class ObservationsOut(BaseModel):
+    """One verdict per observation, in the request's order: its update (applied, noop or rejected
+    with its issues), or the error that kept it from being recorded."""
+
+    updates: list[UpdateOut | ItemErrorOut]
 
 
 class RevertIn(_In):

@@ -14,8 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from functools import partial
 
-from kg_memory import Delta, Fact, HistoryQuery, InvalidValue, State, Update, UpdateSource, WorldMemory
+from kg_memory import Delta, Fact, HistoryQuery, InvalidValue, L3mpError, State, Update, UpdateSource, WorldMemory
+from kg_memory.memory import Proposal
 from kg_memory.unknowns import unplaced
 from l3mp.llm import LanguageModel
 from l3mp.operations.models import (
@@ -33,6 +35,7 @@ from l3mp.operations.models import (
     MemoryOut,
     NLUpdateIn,
     ObservationIn,
+    ObservationsIn,
     PlanIn,
     PlanOut,
     RevertIn,
@@ -58,7 +61,7 @@ class Operations:
     services: Services
 
     def memory(self, name: str) -> WorldMemory:
-        return WorldMemory.open(self.services.store, name)
+        return self.services.world(name)
 
     # -- memories ---------------------------------------------------------------------------
 
@@ -150,6 +153,11 @@ class Operations:
         """Facts to remove and to add, verified against the domain and the current state."""
         memory = self.memory(name)
         delta = Delta(remove={Fact.parse(f) for f in request.remove}, add={Fact.parse(f) for f in request.add})
+        if self.services.settings.group_commit:
+            proposal = Proposal(
+                delta=delta, source=UpdateSource.API, input=request.input, expected_version=request.expected_version
+            )
+            return UpdateOut.of(self.services.groups.submit(memory, lambda _view: proposal))
         with self.services.writer(memory.name):
             update = memory.apply(
                 delta, source=UpdateSource.API, input=request.input, expected_version=request.expected_version
@@ -159,9 +167,30 @@ class Operations:
     def observe(self, name: str, request: ObservationIn) -> UpdateOut:
         """What the robot sees in one room: the difference to the memory, applied as a sensor update."""
         memory = self.memory(name)
+        updater = SensorUpdater(memory)
+        if self.services.settings.group_commit:
+            propose = partial(updater.propose, request.observation(), expected_version=request.expected_version)
+            return UpdateOut.of(self.services.groups.submit(memory, propose))
         with self.services.writer(memory.name):
-            result = SensorUpdater(memory).apply(request.observation(), expected_version=request.expected_version)
+            result = updater.apply(request.observation(), expected_version=request.expected_version)
         return UpdateOut.of(result.update)
+
+    def observe_batch(self, name: str, request: ObservationsIn) -> list[UpdateOut | Exception]:
+        """Several observations, in order, each its own sensor update: one outcome each, its update
+        (applied, noop or rejected) or the error that kept it from being recorded (a stale
+        ``expected_version``), which each door reports in its own way."""
+        memory = self.memory(name)
+        updater = SensorUpdater(memory)
+        if self.services.settings.group_commit:
+            proposals = [
+                partial(updater.propose, o.observation(), expected_version=o.expected_version)
+                for o in request.observations
+            ]
+            outcomes = self.services.groups.submit_all(memory, proposals)
+        else:
+            with self.services.writer(memory.name):
+                outcomes = [_outcome(updater, o) for o in request.observations]
+        return [_answer(o) for o in outcomes]
 
     def add_entities(self, name: str, request: EntitiesIn) -> UpdateOut:
         """Perception's write: new entities with the facts that place them, verified as a sensor update."""
@@ -228,6 +257,22 @@ class Operations:
 
         # only requests in English call the model, so only they count against the caller's rate
         return await services.gate.run(plan_request, key=caller if request.goal is None else None)
+
+
+def _outcome(updater: SensorUpdater, request: ObservationIn) -> Update | Exception:
+    try:
+        return updater.apply(request.observation(), expected_version=request.expected_version).update
+    except L3mpError as exc:
+        return exc
+
+
+def _answer(outcome: Update | BaseException) -> UpdateOut | Exception:
+    """An item's answer; an exception that is not the item's own (the process stopping) is raised."""
+    if isinstance(outcome, Update):
+        return UpdateOut.of(outcome)
+    if isinstance(outcome, Exception):
+        return outcome
+    raise outcome
 
 
 def _state_out(memory: WorldMemory, state: State, *, now: int) -> StateOut:

@@ -1,16 +1,19 @@
 """What a running l3mp holds, whichever door it serves: the store, the settings, the language model
-(built once, on first use), the retriever (its embeddings model loads once), the model slots, and one
-writer lock per memory."""
+(built once, on first use), the retriever (its embeddings model loads once), the model slots, the
+gatherer of fast writes into groups (or, with group commit off, one writer lock per memory), and one
+bound memory (its domain and verifier) per memory."""
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime
 from threading import Lock
 
-from kg_memory import GraphStore, L3mpError
+from kg_memory import GraphStore, L3mpError, WorldMemory
 from l3mp.llm import LanguageModel
 from l3mp.operations.gate import ModelGate
+from l3mp.operations.group import WriteGroups
 from l3mp.pipelines.nl_update import sized_retriever
 from l3mp.settings import Settings
 from l3mp.wiring import configured_model
@@ -28,19 +31,23 @@ class Services:
     model: LanguageModel | None = None
     _retriever: Retriever | None = None
     gate: ModelGate = field(init=False)
+    groups: WriteGroups = field(init=False)
     _lock: Lock = field(default_factory=Lock)
     _writers: dict[str, Lock] = field(default_factory=dict)
+    _worlds: dict[str, tuple[str, datetime, WorldMemory]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         s = self.settings
         self.gate = ModelGate(s.model_concurrency, s.model_route_deadline, s.model_rate_per_minute)
+        self.groups = WriteGroups(wait_s=s.group_commit_wait_ms / 1000, max_items=s.group_commit_max)
 
     def close(self) -> None:
         self.gate.close()
         self.store.close()
 
     def writer(self, memory: str) -> Lock:
-        """One lock per memory for this process's fast writes (observations, deltas).
+        """One lock per memory for this process's fast writes (observations, deltas) when group
+        commit is off.
 
         The store stays optimistic, so other processes are still safe; inside one process, twenty
         writers racing for the same version mostly lost and retried with backoff, which cost both
@@ -48,6 +55,22 @@ class Services:
         """
         with self._lock:
             return self._writers.setdefault(memory, Lock())
+
+    def world(self, name: str) -> WorldMemory:
+        """The memory named ``name`` (any spelling of it), bound to its domain once per process.
+
+        A memory deleted and created again under the same name is another memory: the entry is
+        kept only while the stored record's domain and creation time are the ones it was built for.
+        """
+        record = self.store.get_memory(name)
+        with self._lock:
+            found = self._worlds.get(record.name)
+        if found is not None and found[:2] == (record.domain, record.created):
+            return found[2]
+        world = WorldMemory(self.store, record.name, self.store.domains.get(record.domain))
+        with self._lock:
+            self._worlds[record.name] = (record.domain, record.created, world)
+        return world
 
     def warm_up(self) -> None:
         """Build the configured model before the first request, so that no request pays for it; a

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kg_memory import Delta, InvalidValue, Issue, Update, UpdateSource, VersionConflict, WorldMemory
-from kg_memory.memory import Refused
+from kg_memory.memory import Proposal, Refused
 from kg_memory.unknowns import LostTrack, lost_track
+from kg_memory.verifier import StateView
 from perception import Observation, observation_delta, unseen_entities
 from perception.checks import check_observation
 
@@ -67,6 +68,26 @@ class SensorUpdater:
                 continue
             return SensorResult(update, delta, attempt)
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def propose(self, observation: Observation, view: StateView, *, expected_version: int | None = None) -> Proposal:
+        """The write ``observation`` makes against ``view``, for a group (:meth:`WorldMemory.apply_group`):
+        the same update :meth:`apply` records, whether applied, a no-op or rejected."""
+        domain = self.memory.domain
+        delta = observation_delta(observation, view, domain)
+        check = check_observation(observation, view, domain)
+        issues = check.issues
+        lost: tuple[LostTrack, ...] = () if issues else lost_track(domain, delta, view)
+        if lost:  # a refused update loses no location, and its meta must not say it did
+            issues = self.memory.verifier.verify(delta, view, UpdateSource.SENSOR)
+            lost = () if issues else lost
+        return Proposal(
+            delta=delta,
+            source=UpdateSource.SENSOR,
+            input=observation.to_json(),
+            meta=_meta(observation, delta, lost, check.warnings),
+            expected_version=expected_version,
+            issues=tuple(issues),
+        )
 
     def _attempt(self, observation: Observation, expected_version: int | None) -> tuple[Update, Delta]:
         version = self.memory.version  # read before the state, so a write in between is a conflict

@@ -12,14 +12,17 @@ from l3mp.operations.models import (
     ExplainOut,
     HistoryIn,
     HistoryOut,
+    ItemErrorOut,
     NLUpdateIn,
     ObservationIn,
+    ObservationsIn,
+    ObservationsOut,
     RevertIn,
     UpdateOut,
 )
 from l3mp.service.deps import CallerDep, OpsDep, ReadAccess, WriteAccess
 from l3mp.service.errors import BUSY_RESPONSES as _BUSY
-from l3mp.service.errors import RESPONSES
+from l3mp.service.errors import RESPONSES, status_of
 from l3mp.service.routes._common import recorded
 
 reads = APIRouter(prefix="/memories/{memory}", tags=["updates"], dependencies=[ReadAccess], responses=RESPONSES)
@@ -45,6 +48,26 @@ def observe(body: ObservationIn, memory: str, ops: OpsDep) -> UpdateOut:
     Perception alone may leave an item's location unknown (it was expected in view and was not
     seen): the answer's ``meta.unknown_location`` and ``meta.warnings`` name each such item."""
     return recorded(ops.observe(memory, body))
+
+
+@writes.post("/observations/batch", response_model=ObservationsOut)
+def observe_batch(body: ObservationsIn, memory: str, ops: OpsDep) -> ObservationsOut:
+    """Many observations in one request (a high-rate sensor), each applied in order as its own sensor
+    update: one verdict per observation, in order.
+
+    Always 200 once the request is valid: each item is its update (applied, noop, or rejected with
+    its issues, as ``POST .../observations`` would have answered 422) or an error naming what kept it
+    from being recorded (``version_conflict`` for a stale ``expected_version``: nothing was written
+    for it). Items are written as if posted one after another; other writers' updates may fall between."""
+    answers = ops.observe_batch(memory, body)
+    return ObservationsOut(updates=[a if isinstance(a, UpdateOut) else _item_error(a) for a in answers])
+
+
+def _item_error(exc: Exception) -> ItemErrorOut:
+    status, code = status_of(exc)
+    if status >= 500:
+        raise exc  # not the item's fault: answered as the whole request's error, and logged
+    return ItemErrorOut(error=code, status=status, message=str(exc))
 
 
 @writes.post("/deltas", response_model=UpdateOut, responses=_CONFLICT)
