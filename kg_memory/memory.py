@@ -11,7 +11,8 @@ from typing import Any
 
 from kg_memory import jsonl_stream, operations
 from kg_memory._group import Proposal as Proposal  # re-exported: callers build proposals
-from kg_memory._group import Propose, draft
+from kg_memory._group import Propose as Propose  # re-exported: the type of a proposer
+from kg_memory._group import draft
 from kg_memory._group import storable as _storable
 from kg_memory._group import writable_source as _source
 from kg_memory._size_caps import capped

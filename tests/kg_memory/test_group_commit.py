@@ -1,0 +1,205 @@
+"""Group commit: ``WorldMemory.apply_group`` and ``GraphStore.commit_group`` on every backend."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from conftest import unique_name
+from faults_common import assert_history_consistent, replay
+
+from kg_memory import (
+    Delta,
+    Fact,
+    GraphStore,
+    InvalidValue,
+    IssueCode,
+    NotApplicable,
+    Update,
+    UpdateSource,
+    UpdateStatus,
+    VersionConflict,
+    WorldMemory,
+)
+from kg_memory.memory import Proposal, Propose
+from kg_memory.verifier import StateView
+
+F = Fact.parse
+
+
+def _move(item: str, to: str, **fields: object) -> Propose:
+    """A proposer that moves ``item`` from wherever the view has it onto ``to``."""
+
+    def propose(view: StateView) -> Proposal:
+        (where,) = [f for f in view.facts_about([item]) if f.predicate == "on" and f.args[0] == item]
+        delta = Delta(remove={where}, add={F(f"(on {item} {to})")})
+        return Proposal(delta=delta, source=UpdateSource.SENSOR, input=f"{item} to {to}", **fields)  # type: ignore[arg-type]
+
+    return propose
+
+
+def _fixed(delta: Delta, **fields: object) -> Propose:
+    return lambda view: Proposal(delta=delta, source=UpdateSource.API, input="fixed", **fields)  # type: ignore[arg-type]
+
+
+def _updates(outcomes: list[Update | BaseException]) -> list[Update]:
+    assert all(isinstance(o, Update) for o in outcomes), outcomes
+    return [o for o in outcomes if isinstance(o, Update)]
+
+
+def test_a_rejected_delta_between_two_accepted_ones_takes_neither_down(home: WorldMemory) -> None:
+    v, seq = home.version, home.history()[-1].seq
+    bad = Delta(add={F("(on book_1 nowhere)")})
+    first, middle, last = _updates(
+        home.apply_group([_move("mug_1", "shelf_1"), _fixed(bad), _move("book_1", "table_1")])
+    )
+    applied, rejected = UpdateStatus.APPLIED, UpdateStatus.REJECTED
+    assert [u.status for u in (first, middle, last)] == [applied, rejected, applied]
+    assert [u.version for u in (first, middle, last)] == [v + 1, v + 1, v + 2]
+    assert [u.seq for u in (first, middle, last)] == [seq + 1, seq + 2, seq + 3]
+    assert {i.code for i in middle.issues} == {IssueCode.UNKNOWN_ENTITY}
+    assert home.history(since_seq=seq) == [first, middle, last]
+    assert assert_history_consistent(home)[-2:] == [first, last]
+    assert {F("(on mug_1 shelf_1)"), F("(on book_1 table_1)")} <= home.facts()
+
+
+def test_later_proposals_see_the_earlier_ones(home: WorldMemory) -> None:
+    before = home.facts()
+    there, back = _updates(home.apply_group([_move("mug_1", "shelf_1"), _move("mug_1", "table_1")]))
+    assert there.delta.add == {F("(on mug_1 shelf_1)")}
+    assert back.delta.remove == {F("(on mug_1 shelf_1)")}  # what the first left, not what the store held
+    assert (there.status, back.status) == (UpdateStatus.APPLIED, UpdateStatus.APPLIED)
+    applied = assert_history_consistent(home)
+    assert home.facts() == replay(frozenset(), applied) == before
+
+
+def test_an_item_with_a_stale_expected_version_conflicts_alone(home: WorldMemory) -> None:
+    v, seq = home.version, home.history()[-1].seq
+    first, stale, last = home.apply_group(
+        [_move("mug_1", "shelf_1"), _move("book_1", "table_1", expected_version=v), _move("book_1", "sink_1")]
+    )
+    assert isinstance(stale, VersionConflict)
+    assert (stale.expected, stale.actual) == (v, v + 1)
+    assert isinstance(first, Update) and isinstance(last, Update)
+    assert (first.version, last.version) == (v + 1, v + 2)
+    assert [u.id for u in home.history(since_seq=seq)] == [first.id, last.id]
+    assert F("(on book_1 sink_1)") in home.facts()
+
+
+@pytest.fixture
+def every_second(store: GraphStore) -> Iterator[GraphStore]:
+    before = store.checkpoint_every
+    store.checkpoint_every = 2
+    yield store
+    store.checkpoint_every = before
+
+
+def test_a_group_crossing_checkpoints_writes_each_exact_state(every_second: GraphStore, home: WorldMemory) -> None:
+    v = home.version
+    places = ("shelf_1", "sink_1", "table_1", "shelf_1", "sink_1")
+    updates = _updates(home.apply_group([_move("mug_1", p) for p in places]))
+    assert [u.version for u in updates] == list(range(v + 1, v + 6))
+    applied = assert_history_consistent(home)
+    for version in range(v + 1, v + 6):
+        checkpoint = every_second.nearest_checkpoint(home.name, version)
+        assert checkpoint is not None
+        assert checkpoint.version == version - version % 2
+        assert checkpoint.facts == replay(frozenset(), applied[: checkpoint.version])
+
+
+def test_store_commit_group_is_all_or_nothing(store: GraphStore, home: WorldMemory) -> None:
+    v, facts, history = home.version, home.facts(), home.history()
+
+    def update(delta: Delta) -> Update:
+        return Update(memory=home.name, source=UpdateSource.API, delta=delta, status=UpdateStatus.APPLIED, version=v)
+
+    good = update(Delta(remove={F("(on mug_1 table_1)")}, add={F("(on mug_1 shelf_1)")}))
+    absent = update(Delta(remove={F("(on book_1 table_1)")}))
+    noted = Update(memory=home.name, source=UpdateSource.API, delta=Delta(), status=UpdateStatus.NOOP, version=v)
+    with pytest.raises(NotApplicable, match="on book_1 table_1"):
+        store.commit_group(home.name, [good, noted, absent], expected_version=v)
+    with pytest.raises(VersionConflict):
+        store.commit_group(home.name, [good, noted], expected_version=v - 1)
+    assert (home.version, home.facts(), home.history()) == (v, facts, history)
+    stored = store.commit_group(home.name, [good, noted], expected_version=v)
+    assert [(u.seq, u.version) for u in stored] == [(history[-1].seq + 1, v + 1), (history[-1].seq + 2, v + 1)]
+    assert home.history(since_seq=history[-1].seq) == stored
+
+
+def test_a_broken_item_is_split_off_and_the_rest_commit(store: GraphStore, home: WorldMemory) -> None:
+    # the lamp's state is written behind the version's back after the group read it, so the item
+    # that switches it on passes verification and the store then refuses it
+    lamp_on = F("(light_on lamp_1)")
+    seq = home.history()[-1].seq
+    calls = 0
+    seen_on: list[bool] = []
+
+    def read_the_lamp(view: StateView) -> Proposal:
+        seen_on.append(lamp_on in view.facts_about(["lamp_1"]))
+        return _move("mug_1", "shelf_1")(view)
+
+    def switch_on(view: StateView) -> Proposal:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            store.load_state(home.name, [], [lamp_on])
+        return Proposal(delta=Delta(add={lamp_on}), source=UpdateSource.API, input="lamp on")
+
+    first, broken, last = home.apply_group([read_the_lamp, switch_on, _move("book_1", "table_1")])
+    assert isinstance(first, Update) and isinstance(last, Update) and isinstance(broken, Update)
+    assert (first.status, last.status) == (UpdateStatus.APPLIED, UpdateStatus.APPLIED)
+    # alone, it is proposed again and verified against the state as it is
+    assert broken.status is UpdateStatus.REJECTED
+    assert {i.code for i in broken.issues} == {IssueCode.ADD_PRESENT}
+    assert [u.id for u in home.history(since_seq=seq)] == [first.id, broken.id, last.id]
+    assert calls == 2 and seen_on == [False, True]
+
+
+def test_a_group_raced_by_another_writer_is_reproposed(store: GraphStore, home: WorldMemory) -> None:
+    other = WorldMemory.open(store, home.name)
+    v = home.version
+    calls = {"race": 0, "after": 0}
+
+    def race(view: StateView) -> Proposal:
+        calls["race"] += 1
+        if calls["race"] == 1:
+            other.apply(Delta(add={F("(light_on lamp_1)")}), source=UpdateSource.API, input="the other writer")
+        return _move("mug_1", "shelf_1")(view)
+
+    def after(view: StateView) -> Proposal:
+        calls["after"] += 1
+        return _move("book_1", "table_1")(view)
+
+    moved, later = _updates(home.apply_group([race, after]))
+    assert calls == {"race": 2, "after": 2}
+    assert (moved.version, later.version) == (v + 2, v + 3)
+    assert [u.input for u in home.history()[-3:]] == ["the other writer", "mug_1 to shelf_1", "book_1 to table_1"]
+    assert_history_consistent(home)
+
+
+def test_an_exception_in_one_proposer_is_that_items_only(home: WorldMemory) -> None:
+    v = home.version
+    boom = RuntimeError("the camera fell off")
+
+    def fails(view: StateView) -> Proposal:
+        raise boom
+
+    first, failed, last = home.apply_group([_move("mug_1", "shelf_1"), fails, _move("book_1", "table_1")])
+    assert failed is boom
+    assert isinstance(first, Update) and isinstance(last, Update)
+    assert (first.version, last.version) == (v + 1, v + 2)
+    assert_history_consistent(home)
+
+
+def test_an_empty_group_writes_nothing(store: GraphStore, home: WorldMemory) -> None:
+    history = home.history()
+    assert home.apply_group([]) == []
+    assert store.commit_group(home.name, [], expected_version=home.version) == []
+    assert home.history() == history
+
+
+def test_an_update_of_another_memory_is_refused_in_a_group(store: GraphStore, home: WorldMemory) -> None:
+    other = WorldMemory.create(store, unique_name("other"), "example_home")
+    stray = Update(memory=other.name, source=UpdateSource.API, delta=Delta(), status=UpdateStatus.NOOP)
+    with pytest.raises(InvalidValue, match=other.name):
+        store.commit_group(home.name, [stray], expected_version=home.version)
