@@ -20,7 +20,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol, runtime_checkable
 
 from kg_memory._replay import Replay, facts_digest
 from kg_memory.errors import InvalidValue, KgMemoryError
@@ -34,8 +34,25 @@ PAGE = 2_000  # updates read and written per store round trip
 CLOCK_SKEW = timedelta(minutes=5)  # how far in the future an imported time may be
 
 
+_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+_decode = json.JSONDecoder().raw_decode
+_string = json.encoder.encode_basestring_ascii  # what the encoder writes for a str
+# A delta without new entities holds only fact texts, which never contain ", " or ": ": its
+# stored (default-separated) text becomes the compact one by dropping the spaces after them.
+_FACTS_ONLY = '"new_entities": []}'
+
+
+@runtime_checkable
+class StoredHistory(Protocol):
+    """A store that hands back its log's rows as stored (columns: seq, id, source, input, delta,
+    status, issues, version, time, meta; the three JSON columns as text), so an export re-encodes
+    them instead of building an ``Update`` for each and encoding it again."""
+
+    def history_rows(self, memory: str, since_seq: int, limit: int) -> list[tuple[Any, ...]]: ...
+
+
 def _line(data: Mapping[str, Any]) -> str:
-    return json.dumps(data, separators=(",", ":"), allow_nan=False) + "\n"
+    return _encode(data) + "\n"
 
 
 def export_lines(store: GraphStore, memory: str) -> Iterator[str]:
@@ -59,21 +76,78 @@ def export_lines(store: GraphStore, memory: str) -> Iterator[str]:
                 }
             }
         )
-    count, after = 0, 0
+    count = 0
+    lines = _stored_lines(store, memory, version) if isinstance(store, StoredHistory) else None
+    for line in lines or _decoded_lines(store, memory, version):
+        yield line
+        count += 1
+    yield _line({"end": {"updates": count, "version": version, "facts_sha256": facts_digest(state.facts)}})
+
+
+def _decoded_lines(store: GraphStore, memory: str, version: int) -> Iterator[str]:
+    """The update lines up to ``version``, from decoded updates (any store)."""
+    after = 0
     while True:
         page = store.history(memory, after, PAGE)
         for update in page:
             if update.version > version:
-                page = []
-                break
+                return
             row = update.to_json()
             del row["memory"]
             yield _line({"update": row})
-            count += 1
         if len(page) < PAGE:
-            break
+            return
         after = page[-1].seq
-    yield _line({"end": {"updates": count, "version": version, "facts_sha256": facts_digest(state.facts)}})
+
+
+def _stored_lines(store: StoredHistory, memory: str, version: int) -> Iterator[str]:
+    """The same lines, byte for byte, from the stored rows: a store writes its JSON columns from
+    the update's own ``to_json`` parts, so they are re-encoded compactly, in ``to_json``'s order."""
+    after = 0
+    while True:
+        page = store.history_rows(memory, after, PAGE)
+        for seq, id_, source, input_, delta, status, issues, number, time, meta in page:
+            if number > version:
+                return
+            yield "".join(
+                (
+                    '{"update":{"id":',
+                    _string(id_),
+                    ',"seq":',
+                    str(seq),
+                    ',"source":',
+                    _string(source),
+                    ',"input":',
+                    _string(input_),
+                    ',"delta":',
+                    _compact_delta(delta),
+                    ',"status":',
+                    _string(status),
+                    ',"issues":',
+                    _compact(issues),
+                    ',"version":',
+                    str(number),
+                    ',"time":',
+                    _string(time),
+                    ',"meta":',
+                    _compact(meta),
+                    "}}\n",
+                )
+            )
+        if len(page) < PAGE:
+            return
+        after = page[-1][0]
+
+
+def _compact_delta(text: str) -> str:
+    if text.endswith(_FACTS_ONLY):
+        return text.replace(", ", ",").replace(": ", ":")
+    return _compact(text)
+
+
+def _compact(text: str) -> str:
+    """Stored JSON text as the export writes it (compact; the empty list and object as they are)."""
+    return text if text in ("[]", "{}") else _encode(_decode(text)[0])
 
 
 def document_lines(data: Mapping[str, Any]) -> Iterator[dict[str, Any]]:

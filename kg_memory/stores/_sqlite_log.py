@@ -166,6 +166,15 @@ def history(conn: sqlite3.Connection, memory: str, memory_id: int, since_seq: in
     return [update_from_row(memory, dict(zip(UPDATE_COLUMNS, r, strict=True))) for r in rows]
 
 
+def history_rows(conn: sqlite3.Connection, memory_id: int, since_seq: int, limit: int) -> list[tuple[Any, ...]]:
+    """Stored rows after ``since_seq``, columns in ``UPDATE_COLUMNS`` order, undecoded: an export
+    re-encodes their JSON text as it is, without building an ``Update`` for each."""
+    return conn.execute(
+        f"SELECT {_COLUMNS} FROM updates u WHERE u.memory_id = ? AND u.seq > ? ORDER BY u.seq LIMIT ?",
+        (memory_id, since_seq, limit),
+    ).fetchall()
+
+
 def get_update(conn: sqlite3.Connection, memory: str, memory_id: int, update_id: str) -> Update | None:
     row = conn.execute(
         f"SELECT {_COLUMNS} FROM updates u WHERE u.memory_id = ? AND u.id = ?", (memory_id, update_id)

@@ -1,0 +1,99 @@
+"""The export's fast path: update lines re-encoded from the stored rows are byte for byte the
+lines the decoded path makes, and re-import."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kg_memory import Delta, DomainRegistry, Entity, Fact, UpdateSource, UpdateStatus, WorldMemory, jsonl_stream
+from kg_memory.stores import SQLiteStore, _sqlite_log
+from kg_memory.stores._common import UPDATE_COLUMNS
+from l3mp.examples import SURVEY_ENTITIES, SURVEY_FACTS
+
+F = Fact.parse
+
+
+class _Rows:
+    """The SQLite store, plus the raw-row read of its log (through its own file)."""
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def history_rows(self, memory: str, since_seq: int, limit: int) -> list[tuple[Any, ...]]:
+        with contextlib.closing(sqlite3.connect(self._store.path)) as conn:
+            (memory_id,) = conn.execute("SELECT id FROM memories WHERE name = ?", (memory,)).fetchone()
+            return _sqlite_log.history_rows(conn, memory_id, since_seq, limit)
+
+
+class _Decoded:
+    """The same store seen without its raw rows: the export decodes every update."""
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "history_rows":
+            raise AttributeError(name)
+        return getattr(self._store, name)
+
+
+@pytest.fixture
+def varied(tmp_path: Path) -> WorldMemory:
+    """A history with every kind of row: the domain's, a survey with attributes and a non-ASCII
+    label, applied, rejected (with issues), noop, unverified and reverted updates, meta."""
+    store = SQLiteStore(tmp_path / "rows.db", DomainRegistry())
+    home = WorldMemory.create(store, "rows", "example_home")
+    entities = [
+        Entity(e.name, e.type, "tasse à café" if e.name == "mug_1" else e.label, {"weight": 0.25, "fragile": True})
+        for e in SURVEY_ENTITIES
+    ]
+    home.add_entities(entities, facts=SURVEY_FACTS, input="survey")
+    moved = home.apply(
+        Delta(remove={F("(on mug_1 table_1)")}, add={F("(on mug_1 shelf_1)")}),
+        source=UpdateSource.NL,
+        input='Alex put the mug on the shelf — "quickly"',
+        meta={"retrieval": {"facts": 12, "ratio": 0.125}, "tokens": [3, 4]},
+    )
+    assert moved.status is UpdateStatus.APPLIED, moved.issues
+    refused = home.apply(Delta(add={F("(on mug_1 sink_1)")}), source=UpdateSource.NL, input="the mug is in the sink")
+    assert refused.status is UpdateStatus.REJECTED and refused.issues
+    assert home.apply(Delta(), source=UpdateSource.SENSOR).status is UpdateStatus.NOOP
+    home.apply(Delta(add={F("(light_on lamp_1)")}), source=UpdateSource.API, meta={"verified": False})
+    assert home.revert(moved.id).status is UpdateStatus.APPLIED
+    return home
+
+
+def test_export_lines_are_byte_identical_to_the_decoded_path(
+    varied: WorldMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = varied.store
+    assert isinstance(store, SQLiteStore)
+    monkeypatch.setattr(jsonl_stream, "PAGE", 3)  # several pages, and one cut at a page's end
+    fast = list(jsonl_stream.export_lines(_Rows(store), varied.name))
+    decoded = list(jsonl_stream.export_lines(_Decoded(store), varied.name))
+    assert isinstance(_Rows(store), jsonl_stream.StoredHistory)
+    assert not isinstance(_Decoded(store), jsonl_stream.StoredHistory)
+    assert sum('"update"' in line[:10] for line in fast) == len(varied.history()) == 7
+    assert fast == decoded
+    copy = WorldMemory.import_lines(store, fast, name="copy")
+    assert copy.facts() == varied.facts()
+    assert [u.to_json() | {"memory": ""} for u in copy.history()] == [
+        u.to_json() | {"memory": ""} for u in varied.history()
+    ]
+
+
+def test_history_rows_are_in_the_columns_order_and_stop_at_the_limit(varied: WorldMemory) -> None:
+    store = varied.store
+    assert isinstance(store, SQLiteStore)
+    rows = _Rows(store).history_rows(varied.name, 2, 3)
+    assert [r[0] for r in rows] == [3, 4, 5]
+    stored = store.history(varied.name, 2, 3)
+    assert [dict(zip(UPDATE_COLUMNS, r, strict=True))["id"] for r in rows] == [u.id for u in stored]
