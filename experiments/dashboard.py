@@ -19,7 +19,7 @@ import statistics
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ import httpx
 from rich.console import Console
 
 from experiments.harness import RESULTS, Benchmark, header, judged, machine_info, measures_table, verdict, write_results
-from kg_memory import Entity, Fact
+from l3mp.operations.paging import to_lines
 from sim import HomeSpec, generate_home
 
 TARGET_FIRST_RENDER_S = 3.0  # at 2,000 entities, on this 2-core machine's software-rendered Chromium
@@ -67,56 +67,9 @@ def seed(client: httpx.Client, entities: int) -> tuple[str, int]:
     home = generate_home(HomeSpec() if entities == 382 else HomeSpec.scaled(entities))
     name = f"home_{entities}"
     client.post("/v1/memories", json={"name": name, "domain": "household"}).raise_for_status()
-    for page in entity_pages(home.entities, home.facts):
-        client.post(f"/v1/memories/{name}/entities", json=page).raise_for_status()
+    body = "".join(to_lines(home.entities, sorted(home.facts, key=str))).encode()
+    client.post("/v1/memories/entities.jsonl", params={"memory": name}, content=body).raise_for_status()
     return name, len(client.get(f"/v1/memories/{name}/entities").json())
-
-
-PAGE_ENTITIES = 2_000  # a page's body stays well under the service's 1 MB default limit
-
-
-def entity_pages(entities: Sequence[Entity], facts: Iterable[Fact], size: int = PAGE_ENTITIES) -> list[dict[str, Any]]:
-    """Perception's first look at a large home as several verified updates, each within the body limit.
-
-    An update must place every entity it creates, so a page holds whole rooms: the rooms themselves
-    first, then rooms with everything in them; each fact goes in the first page that knows its arguments.
-    """
-    room_of = _room_of(entities, facts)
-    by_room: dict[str, list[Entity]] = {}
-    for entity in entities:
-        by_room.setdefault(room_of.get(entity.name, ""), []).append(entity)
-    pages: list[list[Entity]] = []
-    for room in ["", *sorted(r for r in by_room if r)]:
-        if not pages or len(pages[-1]) + len(by_room.get(room, [])) > size:
-            pages.append([])
-        pages[-1].extend(by_room.get(room, []))
-    names = {e.name for e in entities}
-    known: set[str] = set()
-    remaining = sorted(facts, key=str)
-    bodies = []
-    for page in pages:
-        known |= {e.name for e in page}
-        ready = [f for f in remaining if all(a in known or a not in names for a in f.args)]  # constants are known
-        placed = set(ready)
-        remaining = [f for f in remaining if f not in placed]
-        bodies.append({"entities": [e.to_json() for e in page], "facts": [str(f) for f in ready]})
-    return bodies
-
-
-def _room_of(entities: Sequence[Entity], facts: Iterable[Fact]) -> dict[str, str]:
-    """Each entity's room, through what it is in or on (rooms, and what is in none, have none)."""
-    rooms = {e.name for e in entities if e.type == "room"}
-    pairs = [f.args for f in facts if len(f.args) == 2 and f.args[0] not in rooms]
-    room_of: dict[str, str] = {}
-    changed = True
-    while changed:
-        changed = False
-        for thing, place in pairs:
-            where = place if place in rooms else room_of.get(place)
-            if where is not None and thing not in room_of:
-                room_of[thing] = where
-                changed = True
-    return room_of
 
 
 def browser_figures(url: str, memory: str, loads: int) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from l3mp.operations.services import Services
 from l3mp.service import dashboard, errors
 from l3mp.service.gate import EarlyRefusal
 from l3mp.service.limits import BodyLimit, HeadAsGet
-from l3mp.service.routes import health, history, memories, plans, state, updates
+from l3mp.service.routes import entities, health, history, memories, plans, state, updates
 from l3mp.settings import Settings
 from l3mp.wiring import open_store
 from retrieval.context import count_tokens
@@ -63,6 +63,7 @@ def create_app(settings: Settings | None = None, *, model: LanguageModel | None 
     for router in (
         history.writes,  # before memories: /memories/import.jsonl is not a memory named import.jsonl
         history.reads,
+        entities.writes,  # before memories too: /memories/entities.jsonl
         memories.writes,
         memories.reads,
         state.reads,
@@ -75,7 +76,8 @@ def create_app(settings: Settings | None = None, *, model: LanguageModel | None 
     dashboard.install(app)  # the page at / and its read-only data under /dashboard
     # the same operations for agents (MCP), behind the same keys; Route serves an ASGI app as it is
     app.router.routes.append(Route(PATH, mcp.asgi, methods=METHODS, include_in_schema=False))
-    app.add_middleware(BodyLimit, limit=settings.max_request_bytes, streamed=(f"{API_PREFIX}/memories/import.jsonl",))
+    streamed = (f"{API_PREFIX}/memories/import.jsonl", f"{API_PREFIX}{entities.PATH}")
+    app.add_middleware(BodyLimit, limit=settings.max_request_bytes, streamed=streamed)
 
     def gate() -> ModelGate | None:
         services: Services | None = getattr(app.state, "services", None)
