@@ -2,15 +2,21 @@
 search-based matching (RS, L3M+P Alg. 1-2), with entity embeddings computed once."""
 
 from retrieval._graph import Connectivity, FactsConnectivity
+from retrieval._onnx import OnnxEmbedder
 from retrieval._search import MatchParams
+from retrieval._text_cache import CachedEmbedder, shared_cache
 from retrieval.context import Context, Found, Provenance, count_tokens
 from retrieval.embedding import (
+    DEFAULT_EMBEDDER,
+    EMBEDDERS,
     Embedder,
     EmbeddingBackend,
     EntityEmbeddings,
     MemoryBackend,
     SentenceTransformerEmbedder,
+    embedder_named,
     entity_text,
+    text_hash,
 )
 from retrieval.errors import EmbeddingError, InvalidParameters, InvalidQuery, RetrievalError, UnknownRetriever
 from retrieval.matcher import Alternative, Candidates, Matcher, MatchResult, relation_phrase
@@ -31,6 +37,13 @@ from retrieval.retrievers import (
 from retrieval.unknowns import context_unknowns
 
 __all__ = [
+    "DEFAULT_EMBEDDER",
+    "EMBEDDERS",
+    "CachedEmbedder",
+    "OnnxEmbedder",
+    "embedder_named",
+    "shared_cache",
+    "text_hash",
     "context_unknowns",
     "DEFAULT_RETRIEVER",
     "RETRIEVERS",

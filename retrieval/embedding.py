@@ -12,6 +12,7 @@ import hashlib
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -34,6 +35,12 @@ class Embedder(Protocol):
     def dimension(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+
+def vector_space(embedder: object) -> str:
+    """Which vectors an embedder's rows are comparable with: ``""`` for MiniLM as published
+    (torch, or ONNX at full precision), another name for a model or precision whose rows differ."""
+    return str(getattr(embedder, "vector_space", ""))
 
 
 def normalize(vectors: NDArray[Any]) -> Vectors:
@@ -94,6 +101,12 @@ class SentenceTransformerEmbedder:
         return self._path if self._path is not None else default_model_path()
 
     @property
+    def cache_key(self) -> tuple[str, str, str]:
+        """Which model this is, for caches shared across a process (an explicit default path and
+        ``None`` are the same model)."""
+        return ("torch", str(self.model_path.resolve()), self._device)
+
+    @property
     def dimension(self) -> int:
         return int(self._load().get_embedding_dimension())
 
@@ -116,7 +129,7 @@ class SentenceTransformerEmbedder:
     def _load(self) -> Any:
         if self._model is None:
             try:
-                self._model = _loaded(str(self.model_path), self._device)
+                self._model = _loaded(str(self.model_path.resolve()), self._device)
             except Exception as exc:  # any loader failure is an infrastructure error here
                 raise EmbeddingError(str(self._path or "all-MiniLM-L6-v2"), f"cannot load ({exc})") from exc
         return self._model
@@ -151,8 +164,21 @@ def entity_text(entity: Entity) -> str:
     return f"{entity.label} ({entity.name}, {_article(kind)} {kind})"
 
 
-def text_hash(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+def text_hash(text: str, space: str = "") -> str:
+    """What a stored vector is keyed by: its text and, for a model whose rows differ from
+    MiniLM's as published, that model's ``vector_space`` (rows of two spaces never mix)."""
+    keyed = f"{space}\x00{text}" if space else text
+    return hashlib.blake2b(keyed.encode("utf-8"), digest_size=12).hexdigest()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _View:
+    """The rows' names and types, and each row's type as an index into ``kinds``."""
+
+    names: tuple[str, ...]
+    types: tuple[str, ...]
+    kinds: tuple[str, ...]
+    codes: NDArray[np.intp]
 
 
 @runtime_checkable
@@ -219,6 +245,10 @@ class EntityEmbeddings:
         self._hashes: list[str] = []
         self._index: dict[str, int] = {}
         self._matrix: Vectors | None = None
+        self._space = vector_space(embedder)
+        self._codes: NDArray[np.intp] = np.zeros(0, dtype=np.intp)  # row -> index into _kinds
+        self._kinds: dict[str, int] = {}
+        self._view: _View | None = None  # names, types and codes as of the last change
         self._loaded = False
         self.computed = 0
 
@@ -230,11 +260,24 @@ class EntityEmbeddings:
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(self._names)
+        return self.view().names
 
     @property
     def types(self) -> tuple[str, ...]:
-        return tuple(self._types)
+        return self.view().types
+
+    def view(self) -> _View:
+        """Names, types and type codes of the rows, built once per change rather than per query
+        (at building scale copying them cost more than the search)."""
+        if self._view is None:
+            n = len(self._names)
+            self._view = _View(
+                names=tuple(self._names),
+                types=tuple(self._types),
+                kinds=tuple(self._kinds),
+                codes=self._codes[:n].copy(),
+            )
+        return self._view
 
     @property
     def matrix(self) -> Vectors:
@@ -256,7 +299,7 @@ class EntityEmbeddings:
         before = self.computed
         wanted = {e.name: e for e in entities}
         texts = {name: self._text(e) for name, e in wanted.items()}
-        hashes = {name: text_hash(t) for name, t in texts.items()}
+        hashes = {name: text_hash(t, self._space) for name, t in texts.items()}
         stale = [n for n, h in hashes.items() if n not in self._index or self._hashes[self._index[n]] != h]
         if stale:
             self._place(stale, wanted, hashes, texts)
@@ -290,6 +333,7 @@ class EntityEmbeddings:
             self._set(name, wanted[name].type, hashes[name], vectors[name])
 
     def _set(self, name: str, type_: str, digest: str, vector: NDArray[np.float32]) -> None:
+        self._view = None
         row = self._index.get(name)
         if row is None:
             row = len(self._names)
@@ -302,6 +346,7 @@ class EntityEmbeddings:
             self._types[row], self._hashes[row] = type_, digest
         assert self._matrix is not None
         self._matrix[row] = vector
+        self._codes[row] = self._kinds.setdefault(type_, len(self._kinds))
 
     def _grow(self, rows: int, dimension: int) -> None:
         """Amortized growth: the matrix doubles, so adding n entities one by one costs O(n)."""
@@ -311,16 +356,38 @@ class EntityEmbeddings:
             bigger = np.zeros((max(rows, 2 * self._matrix.shape[0]), dimension), dtype=np.float32)
             bigger[: self._matrix.shape[0]] = self._matrix
             self._matrix = bigger
+        if self._codes.shape[0] < self._matrix.shape[0]:
+            codes = np.zeros(self._matrix.shape[0], dtype=np.intp)
+            codes[: self._codes.shape[0]] = self._codes
+            self._codes = codes
 
     def _remove(self, name: str) -> None:
         """Swap the last row into the hole, so removal is O(d) and rows stay dense."""
+        self._view = None
         row, last = self._index.pop(name), len(self._names) - 1
         assert self._matrix is not None
         if row != last:
             moved = self._names[last]
             self._matrix[row] = self._matrix[last]
+            self._codes[row] = self._codes[last]
             self._names[row], self._types[row], self._hashes[row] = moved, self._types[last], self._hashes[last]
             self._index[moved] = row
         self._names.pop()
         self._types.pop()
         self._hashes.pop()
+
+
+EMBEDDERS = ("torch", "onnx", "onnx-int8")
+DEFAULT_EMBEDDER = "torch"
+
+
+def embedder_named(name: str) -> Embedder:
+    """MiniLM on a runtime by name: ``torch`` (sentence-transformers), ``onnx`` (ONNX Runtime, the
+    same vectors) or ``onnx-int8`` (int8 weights: faster, vectors of its own)."""
+    if name == "torch":
+        return SentenceTransformerEmbedder()
+    if name in ("onnx", "onnx-int8"):
+        from retrieval._onnx import OnnxEmbedder
+
+        return OnnxEmbedder(quantized=name == "onnx-int8")
+    raise EmbeddingError(name, f"unknown embedder: use one of {', '.join(EMBEDDERS)}")

@@ -20,12 +20,12 @@ from numpy.typing import NDArray
 
 from retrieval._graph import Adjacency, Connectivity
 from retrieval._search import UNMAPPED, Assignment, MatchParams, Search, SearchInput, SearchOutcome
+from retrieval._text_cache import CachedEmbedder
 from retrieval.embedding import Embedder, EntityEmbeddings, Vectors, normalize
 from retrieval.errors import InvalidParameters
 from retrieval.query import QueryGraph
 
 _PLACEHOLDER = re.compile(r"\{\d+\}")
-TEXT_CACHE_SIZE = 4096  # query texts (mentions, relation phrases) kept per matcher
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,16 +35,29 @@ class Candidates:
     names: tuple[str, ...]
     types: tuple[str, ...]
     vectors: Vectors
+    kinds: tuple[str, ...] | None = None  # the distinct types; with ``codes``, row i is of kinds[codes[i]]
+    codes: NDArray[np.intp] | None = None
 
     def __post_init__(self) -> None:
         vectors = np.asarray(self.vectors, dtype=np.float32)
         if vectors.ndim != 2 or not len(self.names) == len(self.types) == vectors.shape[0]:
             raise InvalidParameters("search", {"candidates": len(self.names)}, "names, types and rows must align")
+        paired = (self.kinds is None) == (self.codes is None)
+        if not paired or (self.codes is not None and len(self.codes) != len(self.names)):
+            raise InvalidParameters("search", {"candidates": len(self.names)}, "kinds and codes come together")
         object.__setattr__(self, "vectors", vectors)
 
     @classmethod
     def from_embeddings(cls, embeddings: EntityEmbeddings) -> Candidates:
-        return cls(embeddings.names, embeddings.types, embeddings.matrix)
+        view = embeddings.view()
+        return cls(view.names, view.types, embeddings.matrix, view.kinds, view.codes)
+
+    def type_codes(self) -> tuple[tuple[str, ...], NDArray[np.intp]]:
+        """The distinct types and each row's index into them (computed here when not given)."""
+        if self.kinds is not None and self.codes is not None:
+            return self.kinds, self.codes
+        kinds, inverse = np.unique(np.asarray(self.types, dtype=str), return_inverse=True)
+        return tuple(str(k) for k in kinds), inverse.astype(np.intp)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +115,8 @@ class Matcher:
         self._is_subtype = is_subtype or (lambda type_, ancestor: type_ == ancestor)
         self._known_types = frozenset(known_types) if known_types is not None else None
         self._phrase_vectors: Vectors | None = None
-        self._text_cache: dict[str, Vectors] = {}
+        # a private cache unless the caller shares one (SearchRetriever shares the process's)
+        self.texts = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(embedder)
 
     def match(self, query: QueryGraph, candidates: Candidates, connectivity: Connectivity) -> MatchResult:
         self.vectors([n.mention for n in query.nodes] + [e.relation for e in query.edges])  # one model call
@@ -122,27 +136,20 @@ class Matcher:
         return _result(query, candidates.names, rows, outcome)
 
     def vectors(self, texts: Sequence[str]) -> Vectors:
-        """Embeddings of query texts, cached: running the model dominates a search's time and
-        requests repeat their words ("mug", "on"), so each text is embedded once per matcher."""
-        missing = list(dict.fromkeys(t for t in texts if t not in self._text_cache))
-        if missing:
-            if len(self._text_cache) + len(missing) > TEXT_CACHE_SIZE:
-                self._text_cache.clear()
-            self._text_cache.update(zip(missing, normalize(self.embedder.embed(missing)), strict=True))
-        if not texts:
-            return np.zeros((0, self.embedder.dimension), dtype=np.float32)
-        return np.stack([self._text_cache[t] for t in texts])
+        """Embeddings of query texts, through the text cache: running the model dominates a
+        search's time and requests repeat their words ("mug", "on")."""
+        return self.texts.embed(texts)
 
     def similarity(self, query: QueryGraph, candidates: Candidates) -> NDArray[np.float32]:
         """Cosine similarity (nodes x entities); entities of the wrong type get ``-inf``."""
         mentions = self.vectors([n.mention for n in query.nodes])
         similarity = mentions @ candidates.vectors.T
         if any(n.type for n in query.nodes) and candidates.names:
-            kinds, inverse = np.unique(np.asarray(candidates.types), return_inverse=True)
+            kinds, codes = candidates.type_codes()
             for row, node in enumerate(query.nodes):
                 if node.type and (self._known_types is None or node.type in self._known_types):
-                    allowed = np.fromiter((self._is_subtype(str(k), node.type) for k in kinds), bool, len(kinds))
-                    similarity[row, ~allowed[inverse]] = -np.inf
+                    allowed = np.fromiter((self._is_subtype(k, node.type) for k in kinds), bool, len(kinds))
+                    similarity[row, ~allowed[codes]] = -np.inf
         return similarity
 
     def relation_similarity(self, query: QueryGraph) -> NDArray[np.float32]:

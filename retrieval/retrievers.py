@@ -6,13 +6,16 @@ language model, and returns a :class:`Context`.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from kg_memory.history import HistoryQuery
 from kg_memory.memory import WorldMemory
-from kg_memory.model import Fact, Neighbourhood, UpdateStatus
+from kg_memory.model import Entity, Fact, Neighbourhood, UpdateStatus
 from retrieval._search import MatchParams
+from retrieval._text_cache import CachedEmbedder, shared_cache
 from retrieval.context import Context, Found, Provenance
 from retrieval.embedding import Embedder, EmbeddingBackend, EntityEmbeddings, SentenceTransformerEmbedder, StoreBackend
 from retrieval.errors import InvalidParameters, InvalidQuery, UnknownRetriever
@@ -142,8 +145,22 @@ class _Synced:
 
 
 def _last_seq(memory: WorldMemory) -> int:
-    history = memory.history()
-    return history[-1].seq if history else 0
+    """The newest update's ``seq``, read through the history's index (not the whole log)."""
+    newest = memory.query_history(HistoryQuery(newest_first=True, limit=1))
+    return newest[0].seq if newest else 0
+
+
+VOCABULARY_SHARE = 2  # at most 1/2 of the text cache goes to pre-embedded words
+
+
+def vocabulary(entities: Iterable[Entity], predicates: Iterable[str], limit: int) -> list[str]:
+    """What a model's query graph most often says: entity labels (the most shared first), type
+    names and predicate names in words, at most ``limit`` texts."""
+    entities = list(entities)
+    labels = Counter(e.label for e in entities if e.label)
+    kinds = {e.type for e in entities} | set(predicates)
+    words = [label for label, _ in labels.most_common()] + sorted({k.replace("_", " ") for k in kinds})
+    return list(dict.fromkeys(words))[:limit]
 
 
 class SearchRetriever:
@@ -161,9 +178,14 @@ class SearchRetriever:
         *,
         embedder: Embedder | None = None,
         backend: BackendFactory | None = None,
+        text_cache: CachedEmbedder | None = None,
+        preembed: bool = True,
     ) -> None:
         self.params = params or SearchParams()
         self.embedder: Embedder = embedder or SentenceTransformerEmbedder()
+        # query texts: the process's cache for this model unless one is given (size 0: none)
+        self.text_cache = text_cache if text_cache is not None else shared_cache(self.embedder)
+        self.preembed = preembed
         self._backend = backend or (lambda memory: StoreBackend(memory.store, memory.name))
         self._embeddings: dict[tuple[int, str], _Synced] = {}
         self._matchers: dict[str, Matcher] = {}
@@ -184,21 +206,33 @@ class SearchRetriever:
         if cached is None:
             cursor = _last_seq(memory)  # before reading entities: a later update is then seen again, not missed
             embeddings = EntityEmbeddings(self.embedder, self._backend(memory))
-            embeddings.sync(memory.entities().values())
+            entities = list(memory.entities().values())
+            embeddings.sync(entities)
+            self._preembed(memory, entities)
         else:
             embeddings, cursor = cached.embeddings, cached.cursor
             for update in memory.history(since_seq=cursor):
                 if update.status is UpdateStatus.APPLIED and update.delta.new_entities:
                     embeddings.sync(update.delta.new_entities, prune=False)
+                    self._preembed(memory, update.delta.new_entities)
                 cursor = update.seq
         self._embeddings[key] = _Synced(version, cursor, embeddings)
         return embeddings
+
+    def _preembed(self, memory: WorldMemory, entities: Iterable[Entity]) -> None:
+        """Put the memory's words (labels, type and predicate names) in the text cache in large
+        batches, so that a query naming things as the memory does embeds nothing: a text's
+        vector does not depend on when it was embedded, so matches are unchanged."""
+        if self.preembed and self.text_cache.size:
+            predicates = memory.domain.language.predicates
+            limit = self.text_cache.size // VOCABULARY_SHARE
+            self.text_cache.warm(vocabulary(entities, predicates, limit))
 
     def matcher(self, memory: WorldMemory) -> Matcher:
         domain = memory.domain
         if domain.name not in self._matchers:
             self._matchers[domain.name] = Matcher(
-                self.embedder,
+                self.text_cache,
                 domain.language.predicates,
                 is_subtype=domain.is_subtype,
                 known_types=domain.types,

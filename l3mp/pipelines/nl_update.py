@@ -31,7 +31,7 @@ from l3mp.pipelines.ranking import make_ranker
 from l3mp.prompts import StateChangeInput, state_change
 from l3mp.settings import Settings
 from l3mp.wiring import nl_reader
-from retrieval import DEFAULT_RETRIEVER, RETRIEVERS, Retriever
+from retrieval import DEFAULT_RETRIEVER, RETRIEVERS, Retriever, embedder_named
 from retrieval import retriever as make_retriever
 
 READERS: tuple[str, ...] = ("write", "choose")
@@ -100,10 +100,13 @@ class NLUpdateResult:
         return self.update.issues
 
 
-def sized_retriever(name: str, max_facts: int | None) -> Retriever:
-    """The retriever ``name`` with at most ``max_facts`` facts of context (the full state has no budget)."""
+def sized_retriever(name: str, max_facts: int | None, *, embedder: str | None = None) -> Retriever:
+    """The retriever ``name`` with at most ``max_facts`` facts of context (the full state has no budget);
+    ``embedder`` names the search's model runtime (torch, onnx, onnx-int8; None: the default)."""
     params: dict[str, Any] = {} if max_facts is None or name == "full" else {"max_facts": max_facts}
-    return make_retriever(name, **params)
+    if embedder is None or name != "search":
+        return make_retriever(name, **params)
+    return make_retriever(name, embedder=embedder_named(embedder), **params)
 
 
 def _malformed(problems: tuple[str, ...]) -> tuple[Issue, ...]:
