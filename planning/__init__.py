@@ -17,6 +17,7 @@ from planning.planner import (
     solve,
 )
 from planning.problem import Context, full_context, goal_objects, goal_types, problem_pddl, pruned_context
+from planning.shared import SolveMemo, shared_solves
 from planning.tiers import TIERS, TierAttempt, TieredPlan, TieredPlanner
 from planning.world import World, WorldError
 
@@ -50,6 +51,8 @@ __all__ = [
     "problem_pddl",
     "pruned_context",
     "solve",
+    "shared_solves",
+    "SolveMemo",
     "check_readable",
     "OPTIMAL_PLANNER",
 ]

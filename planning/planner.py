@@ -23,6 +23,7 @@ from planning import _fd_text
 from planning._engines import engine_name, planner_names, unavailable
 from planning.errors import PlanningError
 from planning.evaluator import GroundAction
+from planning.shared import active_memo, solve_key
 
 DEFAULT_PLANNER = "fast-downward"
 
@@ -93,9 +94,20 @@ def solve(
     ``timeout`` (seconds) bounds the whole call: the engine gets what parsing left of it, and
     a planner still running then is killed (status ``timeout``). Writing the engine's input
     files cannot be interrupted, so a huge problem can overrun the limit by that much.
+
+    Inside :func:`planning.shared.shared_solves` an identical call (planner, route, domain, problem
+    text) is answered by the first one's result when that was solved or unsolvable.
     """
     if via not in ("text", "up"):
         raise PlanningError(f"unknown route {via!r}: use 'text' or 'up'")
+    memo = active_memo()
+    if memo is None or planner in _fd_text.ANYTIME:
+        return _solve(domain, problem_text, planner, timeout, via)
+    key = solve_key(planner, via, (domain.pddl, domain.planner_pddl), problem_text)
+    return memo.answer(key, lambda: _solve(domain, problem_text, planner, timeout, via))
+
+
+def _solve(domain: Domain, problem_text: str, planner: str, timeout: float, via: str) -> PlanResult:
     if domain.costs and (via == "up" or planner not in _fd_text.CONFIGS):
         # unified-planning reads PDDL costs as reals, which its engines refuse; LAPKT has no costs
         raise PlanningError(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,8 +24,8 @@ from experiments.table1.models import ModelSource
 from experiments.updates.episode import FactsView, Lane, Variant, make_lane, run_step
 from kg_memory import GraphStore
 from l3mp.gc_freeze import gc_frozen
-from l3mp.pipelines.plans import PlanConfig, TaskPlanner
-from planning import PlanResult, solve
+from l3mp.pipelines.plans import PlanConfig, PlanReport, TaskPlanner
+from planning import PlanResult, shared_solves, solve
 from retrieval import Embedder
 from sim import HomeSpec, Simulator, generate_home
 
@@ -71,6 +72,7 @@ class SeedRun:
     lanes: dict[str, LaneRun] = field(default_factory=dict)
     full_state: list[dict[str, Any]] = field(default_factory=list)  # Fig. 3 pairs (times: not replayable)
     baselines: list[tuple[int, float, Future[PlanResult]]] = field(default_factory=list)  # step, RSV's s, run
+    solves: dict[str, int] = field(default_factory=dict)  # planner calls run and shared (with sharing on)
 
 
 def _lane(variant: Variant, seed: int, sim: Simulator, context: _Context) -> LaneRun:
@@ -96,24 +98,44 @@ def run_seed(
     embedder: Embedder,
     source: ModelSource,
     on_advance: Callable[[str], None] = lambda _name: None,
+    *,
+    share: bool = True,
 ) -> SeedRun:
-    """Every variant through one seed's script; the memories are deleted afterwards."""
+    """Every variant through one seed's script; the memories are deleted afterwards.
+
+    ``share``: identical planner calls (the lanes', the baseline's, the simulator's) run once and the
+    lanes plan a task at once; without it every call runs and the lanes plan one after another. The
+    outcomes are the same either way; the baseline's seconds are those of the call that ran.
+    """
+    with shared_solves() if share else nullcontext() as memo:
+        run = _run_seed(seed, config, (config, store, embedder, source), on_advance, share)
+    if memo is not None:
+        run.solves = {"runs": memo.runs, "shared": memo.shared, "waited": memo.waits}
+    return run
+
+
+def _run_seed(
+    seed: int, config: Table1Config, context: _Context, on_advance: Callable[[str], None], share: bool
+) -> SeedRun:
+    store = context[1]
     home = generate_home(config.home_spec(seed))
     sim = Simulator(home, seed=seed, planner=config.planner)
     run = SeedRun(seed=seed, home={"entities": len(home.entities), "facts": len(home.facts)})
     baseline = ThreadPoolExecutor(max_workers=1, thread_name_prefix="full-state")
+    lanes = ThreadPoolExecutor(max_workers=max(1, len(config.variants)) if share else 1, thread_name_prefix="lane")
     try:
         for variant in config.variants:
-            run.lanes[variant.name] = _lane(variant, seed, sim, (config, store, embedder, source))
+            run.lanes[variant.name] = _lane(variant, seed, sim, context)
         entities = {e.name: e for e in home.entities}
         with gc_frozen(True):
             for step in range(1, config.steps + 1):
                 _state_change(run, sim, step, FactsView(entities, sim.state), on_advance)
                 if config.task_every and step % config.task_every == 0:
-                    _task(run, sim, step, config, on_advance, baseline)
+                    _task(run, sim, step, config, on_advance, baseline, lanes)
         run.full_state = [_pair(step, seconds, future.result()) for step, seconds, future in run.baselines]
         return run
     finally:
+        lanes.shutdown(cancel_futures=True)
         baseline.shutdown(cancel_futures=True)
         for lane in run.lanes.values():
             store.delete_memory(lane.lane.memory.name)
@@ -142,6 +164,7 @@ def _task(
     config: Table1Config,
     on_advance: Callable[[str], None],
     baseline: ThreadPoolExecutor,
+    pool: ThreadPoolExecutor,
 ) -> None:
     planned = sim.new_task(timeout=config.timeout)
     task = planned.task
@@ -151,7 +174,8 @@ def _task(
         if lane.lane.oracle is not None:
             lane.lane.oracle.brief_task(task)
         lane.heard.append(task.text)
-        report = lane.planner.plan(task.text)
+    reports = plan_lanes(list(run.lanes.values()), task.text, pool)
+    for lane, report in zip(run.lanes.values(), reports, strict=True):
         judged = judge_plan(sim, task, reference, report, step)
         lane.plans.append(judged)
         lane.plan_seconds.append(report.timings["total"] - report.timings.get("model", 0.0))
@@ -160,6 +184,31 @@ def _task(
             future = baseline.submit(solve, sim.domain, problem, config.planner, config.timeout)
             run.baselines.append((step, lane.plan_seconds[-1], future))
         on_advance(lane.name)
+
+
+def plan_lanes(lanes: Sequence[LaneRun], request: str, pool: ThreadPoolExecutor) -> list[PlanReport]:
+    """Every lane's plan for ``request``, in the lanes' order, planned at once on ``pool``.
+
+    A lane's planner waits mostly on its planner subprocess, so lanes overlap on the cores. The lanes
+    that search run one after another on one thread: they share the process's cache of embedded
+    query texts, and which lane embedded a text first must not depend on thread timing.
+    """
+    groups: list[list[LaneRun]] = []
+    searching: list[LaneRun] = []
+    for lane in lanes:
+        if lane.lane.variant.retriever != "search":
+            groups.append([lane])
+            continue
+        if not searching:
+            groups.append(searching)  # in the first searching lane's place: one worker keeps the lanes' order
+        searching.append(lane)
+    futures = [pool.submit(_plan_in_turn, group, request) for group in groups]
+    reports = {name: report for future in futures for name, report in future.result()}
+    return [reports[lane.name] for lane in lanes]
+
+
+def _plan_in_turn(lanes: Sequence[LaneRun], request: str) -> list[tuple[str, PlanReport]]:
+    return [(lane.name, lane.planner.plan(request)) for lane in lanes]
 
 
 def lanes_heard_the_same(runs: Sequence[SeedRun]) -> bool:

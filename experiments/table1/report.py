@@ -99,6 +99,7 @@ def seed_figures(run: SeedRun) -> dict[str, Any]:
             "full_state": run.full_state,
             "plan_seconds": {name: lane.plan_seconds for name, lane in run.lanes.items()},
             "overhead_ms": {name: [1000 * s.overhead for s in lane.lane.steps] for name, lane in run.lanes.items()},
+            "solves": run.solves,
         },
     }
 
@@ -161,6 +162,7 @@ def timings(runs: Sequence[dict[str, Any]], model: str) -> dict[str, Any]:
         "benchmark": "table1",
         "model": model,
         "variants": variants,
+        "planner_calls": {str(run["seed"]): run["timings"].get("solves", {}) for run in runs},
         "fig3": {
             "variant": FIG3_VARIANT,
             "pairs": pairs,

@@ -37,6 +37,7 @@ class SeedJob:
     name: str  # the model's name
     record: Path | None = None
     replay: Path | None = None
+    share: bool = True  # identical planner calls once, lanes at once (how it runs, not what it reports)
 
 
 def rates_of(values: dict[str, Any]) -> ErrorRates:
@@ -93,6 +94,7 @@ def run_job(job: SeedJob, progress: Any, embedder: Embedder | None = None) -> di
             embedder or _embedder(config),
             source_of(job),
             lambda name: progress.put((job.seed, name)),
+            share=job.share,
         )
         return seed_figures(run)
 

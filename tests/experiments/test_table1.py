@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from experiments.table1 import (
+    LaneRun,
     ModelSource,
     SeedRun,
     Table1Config,
@@ -22,6 +26,7 @@ from experiments.table1 import (
     seed_figures,
     stat,
 )
+from experiments.table1.episode import plan_lanes
 from experiments.updates import Variant
 from kg_memory import Delta, DomainRegistry, Fact, UpdateSource, UpdateStatus, WorldMemory
 from kg_memory.formula import Atom
@@ -194,3 +199,52 @@ def test_replay_reproduces_a_recorded_run_exactly(tmp_path: Path) -> None:
 def test_replay_from_a_folder_without_a_recording_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match=r"no manifest\.json"):
         main([f"--replay={tmp_path}", f"--out={tmp_path / 'x.json'}"])
+
+
+@pytest.mark.slow
+def test_sharing_changes_no_reported_number(tmp_path: Path) -> None:
+    """Two seeds of a small home with all six variants, with and without sharing: the same bytes."""
+    common = ["--seeds=2", "--steps=10", "--task-every=5", "--rooms=4", "--items=8", "--people=2", "--jobs=1"]
+    shared, alone = tmp_path / "shared" / "table1.json", tmp_path / "alone" / "table1.json"
+    main([*common, f"--out={shared}", f"--figures={tmp_path / 'f1'}"])
+    main([*common, "--no-share", f"--out={alone}", f"--figures={tmp_path / 'f2'}"])
+    assert shared.read_bytes() == alone.read_bytes()
+    timed = json.loads((tmp_path / "shared" / "table1_timings.json").read_text(encoding="utf-8"))
+    calls = timed["planner_calls"]
+    assert timed["shared_solves"] and sum(c["shared"] for c in calls.values()) > 0, calls
+    unshared = json.loads((tmp_path / "alone" / "table1_timings.json").read_text(encoding="utf-8"))
+    assert not unshared["shared_solves"] and unshared["planner_calls"] == {"0": {}, "1": {}}
+
+
+class HeldPlanner:
+    """A lane's planner that records its thread and, if told, waits for another lane's to start."""
+
+    def __init__(self, name: str, started: dict[str, threading.Event], wait_for: str | None = None) -> None:
+        self.name, self.started, self.wait_for = name, started, wait_for
+        self.thread = ""
+
+    def plan(self, request: str) -> PlanReport:
+        self.thread = threading.current_thread().name
+        self.started[self.name].set()
+        if self.wait_for is not None:  # only returns if the other lane plans at the same time
+            assert self.started[self.wait_for].wait(60.0), f"{self.wait_for} never started beside {self.name}"
+        return PlanReport(status=PlanOutcome.SOLVED, request=f"{self.name}: {request}")
+
+
+def _held_lane(variant: Variant, planner: HeldPlanner) -> LaneRun:
+    return LaneRun(lane=SimpleNamespace(variant=variant), planner=planner)  # type: ignore[arg-type]
+
+
+def test_lanes_planning_concurrently_keep_their_order() -> None:
+    variants = [Variant("full", False), Variant("search", False), Variant("search", True), Variant("full", True)]
+    names = [v.name for v in variants]
+    started = {name: threading.Event() for name in names}
+    # R- waits for R-V (the last lane) to start: both must be planning at once
+    waits = {"R-": "R-V", "RS": None, "RSV": None, "R-V": None}
+    planners = {name: HeldPlanner(name, started, waits[name]) for name in names}
+    lanes = [_held_lane(v, planners[v.name]) for v in variants]
+    with ThreadPoolExecutor(max_workers=len(lanes)) as pool:
+        reports = plan_lanes(lanes, "tidy up", pool)
+    assert [r.request for r in reports] == [f"{name}: tidy up" for name in names]
+    assert planners["RS"].thread == planners["RSV"].thread  # the searching lanes: one thread, in turn
+    assert planners["R-"].thread != planners["R-V"].thread

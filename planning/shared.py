@@ -1,0 +1,95 @@
+"""Identical planner calls answered once, opt-in for a whole process (``with shared_solves(): ...``).
+
+An experiment that plans the same problem several times (variants whose memories agree, a baseline on
+the true state that equals one of them) pays for each call. Inside :func:`shared_solves` the first call
+for a (planner, domain, problem text) runs; a second caller of the same key waits for the one in flight
+(single flight) and gets its :class:`~planning.planner.PlanResult` as it was, measured seconds included.
+
+Only outcomes the planner's input decides are kept: ``solved`` and ``unsolvable``. A ``timeout`` or an
+``error`` can depend on the machine's load, so the next caller runs the planner itself, as it would have
+without sharing. An anytime search's plan depends on when its deadline stopped it, so it is never shared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from planning.planner import PlanResult
+
+_STORED = frozenset({"solved", "unsolvable"})
+
+
+@dataclass(kw_only=True)
+class SolveMemo:
+    """Finished outcomes by key, and an event per key being planned right now."""
+
+    runs: int = 0  # planner calls that ran
+    shared: int = 0  # calls answered from another's run
+    waits: int = 0  # calls that waited for an identical one in flight
+    _done: dict[str, PlanResult] = field(default_factory=dict)
+    _flying: dict[str, threading.Event] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def answer(self, key: str, run: Callable[[], PlanResult]) -> PlanResult:
+        """``run()``'s result for ``key``: kept from an earlier call, awaited from one in flight, or run here."""
+        while True:
+            with self._lock:
+                if (kept := self._done.get(key)) is not None:
+                    self.shared += 1
+                    return kept
+                waiting = self._flying.get(key)
+                if waiting is None:
+                    self._flying[key] = threading.Event()
+                    self.runs += 1
+                    break
+                self.waits += 1
+            waiting.wait()  # then look again: a kept outcome, or (timeout, error) run it here
+        return self._run(key, run)
+
+    def _run(self, key: str, run: Callable[[], PlanResult]) -> PlanResult:
+        result: PlanResult | None = None
+        try:
+            result = run()
+            return result
+        finally:
+            with self._lock:
+                if result is not None and result.status.value in _STORED:
+                    self._done[key] = result
+                self._flying.pop(key).set()
+
+
+_ACTIVE: SolveMemo | None = None
+_ACTIVATING = threading.Lock()
+
+
+@contextmanager
+def shared_solves() -> Iterator[SolveMemo]:
+    """Share identical planner calls of every thread of this process until the block ends."""
+    global _ACTIVE
+    with _ACTIVATING:
+        if _ACTIVE is not None:
+            raise RuntimeError("shared_solves() is already active in this process; nest no second one")
+        memo = _ACTIVE = SolveMemo()
+    try:
+        yield memo
+    finally:
+        with _ACTIVATING:
+            _ACTIVE = None
+
+
+def active_memo() -> SolveMemo | None:
+    return _ACTIVE
+
+
+def solve_key(planner: str, via: str, domain_texts: tuple[str, ...], problem_text: str) -> str:
+    digest = hashlib.sha256()
+    for part in (planner, via, *domain_texts, problem_text):
+        digest.update(part.encode("utf-8"))
+        digest.update(b"\0")
+    return digest.hexdigest()
