@@ -2,8 +2,8 @@
 state changes judged exactly and their plans judged in the true world, over several seeds, with
 Figs. 2-4 (L3M+P Sec. V.A). ``python -m experiments table1``, the same as ``l3mp bench table1``.
 
-    python -m experiments table1 [--seeds 3] [--jobs 2] [--steps 100] [--task-every 5] [--error-rate 0.2]
-        [--model simulated|configured] [--record DIR | --replay DIR]
+    python -m experiments table1 [--seeds 3] [--jobs 3] [--steps 100] [--task-every 5] [--error-rate 0.2]
+        [--model simulated|configured] [--record DIR | --replay DIR] [--no-share]
         [--out experiments/results/table1.json] [--figures docs/figures]
 """
 

@@ -52,7 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per planner call")
     parser.add_argument("--record", type=Path, default=None, help="write every model exchange to cassettes here")
     parser.add_argument("--replay", type=Path, default=None, help="re-run a recorded run offline from its cassettes")
-    parser.add_argument("--jobs", type=int, default=2, help="seeds run at once, in worker processes")
+    parser.add_argument(
+        "--jobs", type=int, default=None, help="seeds run at once, in worker processes (default: every seed)"
+    )
     parser.add_argument("--figures", type=Path, default=DEFAULT_FIGURES, help="folder for the PNG figures")
     parser.add_argument(
         "--no-share",
@@ -130,7 +132,10 @@ def execute(
 def run_table1(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     source, values = model_source(args)
     values = json.loads(json.dumps(values, sort_keys=True))  # the same bytes whether read back or not
-    workers = max(1, min(args.jobs, len(values["seeds"])))
+    # every seed at once by default: a seed waits on its planner subprocesses, so more seeds than cores
+    # keep the cores busy to the end (with two workers the third seed ran alone)
+    jobs = len(values["seeds"]) if args.jobs is None else args.jobs
+    workers = max(1, min(jobs, len(values["seeds"])))
     load_before = os.getloadavg()
     started, cpu_before = time.perf_counter(), _cpu_seconds()
     runs = execute(values, source, workers, console, share=args.share)
