@@ -11,6 +11,7 @@ from experiments.harness import timed
 from experiments.retrieval.probes import Probe, StepKind
 from kg_memory import WorldMemory
 from retrieval import (
+    CachedEmbedder,
     Context,
     Embedder,
     EntityParams,
@@ -20,7 +21,7 @@ from retrieval import (
     SearchParams,
     SearchRetriever,
 )
-from retrieval.embedding import Vectors
+from retrieval.embedding import Vectors, vector_space
 
 # -- measurement -----------------------------------------------------------------------------------
 
@@ -36,6 +37,10 @@ class TimedEmbedder:
     @property
     def dimension(self) -> int:
         return self.inner.dimension
+
+    @property
+    def vector_space(self) -> str:
+        return vector_space(self.inner)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         start = time.perf_counter()
@@ -90,15 +95,22 @@ class Retrievers:
 
 
 def make_retrievers(
-    embedder: Embedder, entity_params: Mapping[str, Any] | None = None, search_params: Mapping[str, Any] | None = None
+    embedder: Embedder,
+    entity_params: Mapping[str, Any] | None = None,
+    search_params: Mapping[str, Any] | None = None,
+    *,
+    cold: bool = False,
 ) -> Retrievers:
+    """The three retrievers; the search's query texts go through a cache of its own (the clock
+    sees only what the model embeds), or with ``cold`` through none and nothing pre-embedded."""
     clock = TimedEmbedder(embedder)
-    return Retrievers(
-        FullRetriever(),
-        EntityRetriever(EntityParams(**(entity_params or {}))),
-        SearchRetriever(SearchParams.of(**(search_params or {})), embedder=clock),
-        clock,
+    search = SearchRetriever(
+        SearchParams.of(**(search_params or {})),
+        embedder=clock,
+        text_cache=CachedEmbedder(clock, size=0) if cold else None,
+        preembed=not cold,
     )
+    return Retrievers(FullRetriever(), EntityRetriever(EntityParams(**(entity_params or {}))), search, clock)
 
 
 def sample(name: str, probe: Probe, context: Context, seconds: float, embed: tuple[float, int]) -> Sample:

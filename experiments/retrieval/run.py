@@ -21,9 +21,12 @@ from experiments.harness import (
     write_results,
 )
 from experiments.retrieval.episodes import judge, run_scale, scales
+from retrieval import DEFAULT_EMBEDDER, EMBEDDERS, embedder_named
 
-SCALES = ("paper", "undescriptive", "large")
+SCALES = ("paper", "undescriptive", "large", "building")
+DEFAULT_SCALES = ("paper", "undescriptive", "large")  # a building takes minutes to build and embed
 STORES = ("sqlite", "neo4j")
+QUERY_CACHES = ("warm", "cold")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,7 +37,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--entities", type=int, default=10_000, help="entities of the large home")
     parser.add_argument("--large-steps", type=int, default=50, help="steps of the large home's one episode")
     parser.add_argument("--undescriptive", action="store_true", help="name the large home's entities object_N too")
-    parser.add_argument("--scales", default=",".join(SCALES), help="comma-separated: " + ", ".join(SCALES))
+    parser.add_argument("--building-entities", type=int, default=50_000, help="entities of the building")
+    parser.add_argument("--building-steps", type=int, default=50, help="steps of the building's one episode")
+    parser.add_argument("--scales", default=",".join(DEFAULT_SCALES), help="comma-separated: " + ", ".join(SCALES))
+    parser.add_argument(
+        "--embedder", default=DEFAULT_EMBEDDER, help="comma-separated MiniLM runtimes: " + ", ".join(EMBEDDERS)
+    )
+    parser.add_argument(
+        "--query-cache",
+        default="warm",
+        help="comma-separated: warm (the memory's words pre-embedded, texts kept) or cold (every query embedded)",
+    )
     parser.add_argument("--stores", default="sqlite", help="comma-separated: sqlite, neo4j (L3MP_NEO4J_*)")
     parser.add_argument("--hops", type=int, help="k of entities and search (default: theirs)")
     parser.add_argument("--max-facts", type=int, help="fact cap of entities and search (default: theirs)")
@@ -54,14 +67,22 @@ def _params(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     return {"entities": dict(shared), "search": dict(shared)}
 
 
-def run_retrieval(args: argparse.Namespace, console: Console) -> dict[str, Any]:
-    """Run the chosen scales on the chosen stores, print the tables, write the JSON; the results."""
-    from retrieval import SentenceTransformerEmbedder
+def variants(args: argparse.Namespace) -> list[tuple[str, str, bool]]:
+    """(key, embedder, cold) per run asked for: ``onnx`` warm is keyed ``onnx``, cold ``onnx/cold``."""
+    embedders = _choices(args.embedder, EMBEDDERS, "embedders")
+    caches = _choices(args.query_cache, QUERY_CACHES, "query caches")
+    return [(e if c == "warm" else f"{e}/{c}", e, c == "cold") for e in embedders for c in caches]
 
+
+def run_retrieval(args: argparse.Namespace, console: Console) -> dict[str, Any]:
+    """Run the chosen scales on the chosen stores with each chosen embedder, print the tables, write
+    the JSON; the results. ``scales`` and ``targets`` are the first embedder's (by default torch,
+    warm); every run's are under ``embedders``."""
     names = _choices(args.scales, SCALES, "scales")
     stores = _choices(args.stores, STORES, "stores")
-    if min(args.episodes, args.steps, args.large_steps) < 1 or args.entities < 50:
-        raise SystemExit("use --episodes, --steps and --large-steps >= 1 and --entities >= 50")
+    runs = variants(args)
+    if min(args.episodes, args.steps, args.large_steps, args.building_steps) < 1 or args.entities < 50:
+        raise SystemExit("use --episodes, --steps, --large-steps and --building-steps >= 1 and --entities >= 50")
     homes = scales(
         args.seed,
         episodes=args.episodes,
@@ -70,27 +91,32 @@ def run_retrieval(args: argparse.Namespace, console: Console) -> dict[str, Any]:
         large_steps=args.large_steps,
         large_undescriptive=args.undescriptive,
         task_every=args.task_every,
+        building_entities=args.building_entities,
+        building_steps=args.building_steps,
     )
-    embedder = SentenceTransformerEmbedder()
     started = time.perf_counter()
-    results: dict[str, Any] = {**header("retrieval", args, _machine()), "scales": {}}
-    for kind in stores:
-        with open_store(kind) as store:
-            for name in names:
-                scale = homes[name]
-                total = scale.steps * scale.episodes
-                with progress(console, f"{name} on {kind}", total) as advance:
-                    found = run_scale(
-                        scale,
-                        store,
-                        embedder,
-                        params=_params(args),
-                        on_step=lambda _scale, _step: advance(),
-                        freeze_gc=not args.no_gc_freeze,
-                    )
-                results["scales"].setdefault(name, {})[kind] = found
+    results: dict[str, Any] = {**header("retrieval", args, _machine()), "embedders": {}}
+    for key, embedder_name, cold in runs:
+        embedder = embedder_named(embedder_name)
+        found: dict[str, Any] = {}
+        for kind in stores:
+            with open_store(kind) as store:
+                for name in names:
+                    scale = homes[name]
+                    with progress(console, f"{name} on {kind}, {key}", scale.steps * scale.episodes) as advance:
+                        found.setdefault(name, {})[kind] = run_scale(
+                            scale,
+                            store,
+                            embedder,
+                            params=_params(args),
+                            on_step=lambda _scale, _step: advance(),
+                            freeze_gc=not args.no_gc_freeze,
+                            cold=cold,
+                        )
+        results["embedders"][key] = {"scales": found, "targets": judge(found)}
+    first = results["embedders"][runs[0][0]]
+    results["scales"], results["targets"] = first["scales"], first["targets"]
     results["wall_s"] = round(time.perf_counter() - started, 1)
-    results["targets"] = judge(results["scales"])
     write_results(args.out, results)
     print_report(console, results)
     console.print(f"results written to {args.out} ({results['wall_s']} s)")
@@ -149,7 +175,9 @@ def scale_table(name: str, store: str, result: dict[str, Any]) -> Table:
 
 
 def print_report(console: Console, results: dict[str, Any]) -> None:
-    for name, by_store in results["scales"].items():
-        for store, result in by_store.items():
-            console.print(scale_table(name, store, result))
-    console.print(targets_table("retrieval targets", results["targets"].values()))
+    for key, run in results.get("embedders", {"": results}).items():
+        for name, by_store in run["scales"].items():
+            for store, result in by_store.items():
+                console.print(scale_table(name, f"{store}, {key}" if key else store, result))
+        title = f"retrieval targets, {key}" if key else "retrieval targets"
+        console.print(targets_table(title, run["targets"].values()))
