@@ -11,17 +11,21 @@ per import."""
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
+from kg_memory._rule_index import RuleIndex
 from kg_memory.errors import KgMemoryError, NotApplicable
 from kg_memory.history import Checkpoint
 from kg_memory.model import Delta, Entity, Fact, IssueCode, Update, UpdateSource, UpdateStatus
+from kg_memory.model import _parsed_fact as parsed_fact
 from kg_memory.operations import ImportMismatch
 from kg_memory.store import GraphStore
 from kg_memory.verifier import Verifier
@@ -57,12 +61,15 @@ class _State:
         self.entities = {e.name: e for e in entities}
         self.by_entity: dict[str, set[Fact]] = defaultdict(set)
         self.nullary: set[Fact] = set()
+        self.all: set[Fact] = set()  # kept whole for the presence checks and the checkpoints
 
     def facts(self) -> frozenset[Fact]:
-        return frozenset(self.nullary | {f for fs in self.by_entity.values() for f in fs})
+        return frozenset(self.all)
 
     def apply(self, delta: Delta) -> None:
         self.entities.update({e.name: e for e in delta.new_entities})
+        self.all.difference_update(delta.remove)
+        self.all.update(delta.add)
         for fact, add in [(f, False) for f in delta.remove] + [(f, True) for f in delta.add]:
             homes = [self.by_entity[a] for a in set(fact.args)] or [self.nullary]
             for home in homes:
@@ -94,6 +101,7 @@ class Replay:
     def __init__(self, store: GraphStore, memory: str, verifier: Verifier, latest: datetime) -> None:
         self.store, self.memory, self.verifier, self.latest = store, memory, verifier, latest
         self.state = _State(verifier.domain.constant_entities())
+        self.rules = RuleIndex(verifier.domain)
         self.view = _View(self.state)
         self.listed: dict[str, Entity] = {}
         self.version, self.seq, self.count, self.streamed = 0, 1, 0, 0
@@ -183,7 +191,9 @@ class Replay:
         self.streamed += 1
         try:
             # stamped with its place in the new log as it is built (one validation, not two)
-            update = Update.from_json({**data, "memory": self.memory, "seq": self.seq})
+            update = _common_update(data, self.memory, self.seq) or Update.from_json(
+                {**data, "memory": self.memory, "seq": self.seq}
+            )
         except (KeyError, TypeError, ValueError, AttributeError, KgMemoryError) as exc:
             raise self.fail(f"update on line {number}", f"it is malformed ({type(exc).__name__}: {exc})") from exc
         where = f"update {update.id} (line {number})"
@@ -228,6 +238,8 @@ class Replay:
                 raise self.fail(
                     where, f"it creates {entity.name} as a {entity.type}, but the entity list says {listed.type}"
                 )
+        if self.rules.clean(update.delta, self.state.entities, self.state.all, update.source):
+            return  # the verifier would find nothing: the counters say so in the delta's size
         issues = self.verifier.verify(update.delta, self.view, update.source)
         if update.meta.get("verified") is False and not update.delta.new_entities:
             issues = tuple(i for i in issues if i.code not in _STORABLE_ANYWAY)
@@ -242,6 +254,7 @@ class Replay:
         self.last_time = update.time
         if update.status is UpdateStatus.APPLIED:
             self.state.apply(update.delta)
+            self.rules.apply(update.delta)
             self.version = update.version
             if self.version % self.store.checkpoint_every == 0:
                 self.checkpoints.append(self.checkpoint())
@@ -292,6 +305,48 @@ class Replay:
             self.store.load_state(self.memory, self.state.entities.values(), facts)
         except NotApplicable as exc:
             raise self.fail("the final state", str(exc)) from exc
+
+
+def _common_update(data: Any, memory: str, seq: int) -> Update | None:
+    """``Update.from_json`` of the common line (applied or noop, no issues, no new entities),
+    making the same checks once rather than again in each constructor; ``None`` for any other
+    line, or any doubt, which ``Update.from_json`` then reads (and words the error of)."""
+    try:
+        delta, meta, time = data["delta"], data.get("meta") or {}, datetime.fromisoformat(data["time"])
+        status = _STATUSES.get(data["status"])
+        if status is None or data.get("issues") or delta.get("new_entities") or time.tzinfo is None:
+            return None
+        if type(meta) is not dict:
+            return None
+        json.dumps(meta)  # what Update checks: the meta must be JSON
+        return Update.unchecked(
+            memory=memory,
+            source=UpdateSource(data["source"]),
+            delta=_facts_delta(delta.get("remove", ()), delta.get("add", ())),
+            status=status,
+            input=data.get("input", ""),
+            issues=(),
+            version=int(data.get("version", 0)),
+            seq=seq,
+            id=data["id"],
+            time=time,
+            meta=MappingProxyType(dict(meta)),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError, KgMemoryError):
+        return None
+
+
+_STATUSES = {s.value: s for s in (UpdateStatus.APPLIED, UpdateStatus.NOOP)}  # a rejected one has issues
+
+
+def _facts_delta(remove: Iterable[Any], add: Iterable[Any]) -> Delta:
+    """``Delta.from_json`` of facts alone: each fact is parsed and validated (once per text) as
+    there; the constructor's second pass over the facts it was given is what this skips."""
+    delta = object.__new__(Delta)
+    object.__setattr__(delta, "remove", frozenset(map(parsed_fact, remove)))
+    object.__setattr__(delta, "add", frozenset(map(parsed_fact, add)))
+    object.__setattr__(delta, "new_entities", ())
+    return delta
 
 
 def facts_digest(facts: Iterable[Fact]) -> str:
