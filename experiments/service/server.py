@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +30,21 @@ class Server:
     """``python -m l3mp --db DB serve`` as a subprocess on a free port; its output goes to ``log``.
 
     ``env`` adds to (or overrides) this process's environment for the server: its ``L3MP_*`` settings.
+    ``instrumented`` runs the same app through ``experiments.service.instrumented`` with these
+    arguments instead (the write groups' counters, a profile).
     """
 
-    def __init__(self, db: Path, log: Path, port: int | None = None, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        db: Path,
+        log: Path,
+        port: int | None = None,
+        env: Mapping[str, str] | None = None,
+        instrumented: Sequence[str] | None = None,
+    ) -> None:
         self.db, self.log, self.port = db, log, port or free_port()
         self.env = dict(env or {})
+        self.instrumented = None if instrumented is None else list(instrumented)
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -43,6 +53,9 @@ class Server:
         env.pop("L3MP_API_KEY", None)
         env.pop("L3MP_READ_ONLY_API_KEY", None)
         command = [sys.executable, "-m", "l3mp", "--db", str(self.db), "serve", "--port", str(self.port)]
+        if self.instrumented is not None:
+            wrapper = "experiments.service.instrumented"
+            command = [sys.executable, "-m", wrapper, "--port", str(self.port), *self.instrumented]
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + timeout

@@ -83,6 +83,12 @@ class WriteGroups:
         with self._lock:
             return GroupStats(groups=self._groups, items=self._items, largest=self._largest)
 
+    def waiting(self, memory: str) -> int:
+        """How many writes to ``memory`` wait for a group (those being committed not included)."""
+        with self._lock:
+            queue = self._queues.get(memory)
+            return len(queue.slots) if queue is not None else 0
+
     def submit(self, memory: WorldMemory, propose: Propose) -> Update:
         """One write's update; raises the exception that was its outcome."""
         outcome = self.submit_all(memory, [propose])[0]
