@@ -4,7 +4,7 @@ its ``seq``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,11 +74,19 @@ def storable(delta: Delta, issues: tuple[Issue, ...], meta: Mapping[str, Any] | 
 
 
 def draft(
-    proposals: Sequence[Propose], *, memory: str, verifier: Verifier, base: StateView, version: int
+    proposals: Sequence[Propose],
+    *,
+    memory: str,
+    verifier: Verifier,
+    base: StateView,
+    version: int,
+    prefetch: Iterable[str] = (),
 ) -> list[Update | Exception]:
     """One draft per proposer, in order: an update at the version its place in the group
-    leaves, or the exception its item met. The state is ``base`` at ``version``."""
+    leaves, or the exception its item met. The state is ``base`` at ``version``; what it holds
+    of the names in ``prefetch`` is read at once, before the first proposer asks."""
     view = Overlay(base)
+    view.prefetch(prefetch)
     drafts: list[Update | Exception] = []
     for propose in proposals:
         try:

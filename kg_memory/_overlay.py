@@ -27,6 +27,12 @@ class Overlay:
         self._nullary: frozenset[Fact] | None = None
         self._entities: dict[str, Entity | None] = {}
 
+    def prefetch(self, names: Iterable[str]) -> None:
+        """Read what the base holds of ``names`` at once, for proposers that will ask one by one."""
+        wanted = set(names)
+        self.entities(wanted)
+        self._base_facts(wanted)
+
     def entities(self, names: Iterable[str]) -> Mapping[str, Entity]:
         wanted = list(dict.fromkeys(names))
         unread = [n for n in wanted if n not in self._new and n not in self._entities]

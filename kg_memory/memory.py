@@ -290,7 +290,11 @@ class WorldMemory:
         raise VersionConflict(self.name, version, self.version)
 
     def apply_group(
-        self, proposals: Sequence[Propose], *, attempts: int = DEFAULT_COMMIT_ATTEMPTS
+        self,
+        proposals: Sequence[Propose],
+        *,
+        attempts: int = DEFAULT_COMMIT_ATTEMPTS,
+        prefetch: Iterable[str] = (),
     ) -> list[Update | BaseException]:
         """Several writes in one store transaction; one outcome per proposer, in order: its
         :class:`Update` (applied, no-op or rejected, as :meth:`apply` makes them) or the
@@ -300,12 +304,22 @@ class WorldMemory:
         Each proposer sees the state the group's earlier items leave. When another writer
         moves the memory on first, every proposer is called again on the new state, up to
         ``attempts`` times; then each item still pending gets :class:`VersionConflict`.
+        ``prefetch`` names entities the proposers will read: read in one go, not one by one.
+        A store failure (:class:`StoreUnavailable`) is raised, as it is every item's.
         """
         if not proposals:
             return []
+        prefetch = frozenset(prefetch)
         for attempt in range(max(1, attempts)):
             version = self.version
-            drafts = draft(proposals, memory=self.name, verifier=self.verifier, base=self.view(), version=version)
+            drafts = draft(
+                proposals,
+                memory=self.name,
+                verifier=self.verifier,
+                base=self.view(),
+                version=version,
+                prefetch=prefetch,
+            )
             updates = [d for d in drafts if isinstance(d, Update)]
             try:
                 stored = iter(self.store.commit_group(self.name, updates, expected_version=version))

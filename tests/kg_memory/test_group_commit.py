@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 import pytest
 from conftest import unique_name
@@ -10,6 +10,7 @@ from faults_common import assert_history_consistent, replay
 
 from kg_memory import (
     Delta,
+    Entity,
     Fact,
     GraphStore,
     InvalidValue,
@@ -21,6 +22,7 @@ from kg_memory import (
     VersionConflict,
     WorldMemory,
 )
+from kg_memory._overlay import Overlay
 from kg_memory.memory import Proposal, Propose
 from kg_memory.verifier import StateView
 
@@ -203,3 +205,61 @@ def test_an_update_of_another_memory_is_refused_in_a_group(store: GraphStore, ho
     stray = Update(memory=other.name, source=UpdateSource.API, delta=Delta(), status=UpdateStatus.NOOP)
     with pytest.raises(InvalidValue, match=other.name):
         store.commit_group(home.name, [stray], expected_version=home.version)
+
+
+def test_an_entity_created_early_in_a_group_is_there_for_the_later_items(home: WorldMemory) -> None:
+    cup = Entity("cup_9", "dish", "green cup")
+    create = Proposal(
+        delta=Delta(add={F("(on cup_9 table_1)")}, new_entities=(cup,)), source=UpdateSource.SENSOR, input="cup seen"
+    )
+    made, moved = _updates(home.apply_group([lambda view: create, _move("cup_9", "shelf_1")]))
+    assert (made.status, moved.status) == (UpdateStatus.APPLIED, UpdateStatus.APPLIED)
+    assert moved.delta.remove == {F("(on cup_9 table_1)")}
+    assert home.entities(["cup_9"]) == {"cup_9": cup}
+    assert_history_consistent(home)
+
+
+class _CountingView:
+    """A real store's view that counts the reads that reach the store."""
+
+    def __init__(self, memory: WorldMemory) -> None:
+        self._view = memory.view()
+        self.reads = 0
+
+    def entities(self, names: Iterable[str]) -> Mapping[str, Entity]:
+        self.reads += 1
+        return self._view.entities(names)
+
+    def facts_about(self, names: Iterable[str]) -> frozenset[Fact]:
+        self.reads += 1
+        return self._view.facts_about(names)
+
+
+def test_a_prefetched_overlay_answers_from_what_it_read(home: WorldMemory) -> None:
+    base = _CountingView(home)
+    overlay = Overlay(base)
+    overlay.prefetch(["mug_1", "book_1", "nowhere"])
+    assert base.reads == 2
+    assert overlay.facts_about(["mug_1"]) == home.store.facts_about(home.name, ["mug_1"])
+    assert overlay.facts_about(["mug_1", "book_1"]) == home.store.facts_about(home.name, ["mug_1", "book_1"])
+    assert set(overlay.entities(["mug_1", "nowhere"])) == {"mug_1"}
+    assert base.reads == 2
+    overlay.apply(Delta(remove={F("(on mug_1 table_1)")}, add={F("(on mug_1 shelf_1)")}))
+    assert F("(on mug_1 shelf_1)") in overlay.facts_about(["shelf_1"])  # a name not read before
+    assert F("(on mug_1 table_1)") not in overlay.facts_about(["table_1"])
+    assert base.reads == 4
+    assert overlay.facts_about(["table_1", "shelf_1", "mug_1"]) == home.store.facts_about(
+        home.name, ["table_1", "shelf_1", "mug_1"]
+    ) - {F("(on mug_1 table_1)")} | {F("(on mug_1 shelf_1)")}
+    assert base.reads == 4
+
+
+def test_prefetching_changes_no_outcome(store: GraphStore, home: WorldMemory) -> None:
+    moves = [_move("mug_1", "shelf_1"), _move("book_1", "table_1"), _move("mug_1", "sink_1")]
+    updates = _updates(home.apply_group(moves, prefetch=["mug_1", "book_1", "table_1", "shelf_1"]))
+    assert [u.delta.add for u in updates] == [
+        {F("(on mug_1 shelf_1)")},
+        {F("(on book_1 table_1)")},
+        {F("(on mug_1 sink_1)")},
+    ]
+    assert_history_consistent(home)
