@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
 from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 
 import pytest
 from conftest import unique_name
-from faults_common import assert_history_consistent, replay
+from faults_common import ROOT, assert_history_consistent, replay, survey
 
 from kg_memory import (
     Delta,
+    DomainRegistry,
     Entity,
     Fact,
     GraphStore,
@@ -24,6 +33,7 @@ from kg_memory import (
 )
 from kg_memory._overlay import Overlay
 from kg_memory.memory import Proposal, Propose
+from kg_memory.stores import SQLiteStore
 from kg_memory.verifier import StateView
 
 F = Fact.parse
@@ -263,3 +273,140 @@ def test_prefetching_changes_no_outcome(store: GraphStore, home: WorldMemory) ->
         {F("(on mug_1 sink_1)")},
     ]
     assert_history_consistent(home)
+
+
+# -- several writers, and a writer killed mid-group --------------------------------------------
+
+GROUPS_PER_WRITER = 10
+ITEMS = ("mug_1", "book_1")
+PLACES = ("table_1", "shelf_1", "sink_1")
+
+
+def _next_place(item: str) -> Propose:
+    def propose(view: StateView) -> Proposal:
+        (here,) = [f for f in view.facts_about([item]) if f.predicate == "on" and f.args[0] == item]
+        there = PLACES[(PLACES.index(here.args[1]) + 1) % len(PLACES)]
+        return Proposal(delta=Delta(remove={here}, add={F(f"(on {item} {there})")}), source=UpdateSource.API)
+
+    return propose
+
+
+def _toggle(lamp: str) -> Propose:
+    def propose(view: StateView) -> Proposal:
+        fact = F(f"(light_on {lamp})")
+        on = fact in view.facts_about([lamp])
+        return Proposal(delta=Delta(remove={fact}) if on else Delta(add={fact}), source=UpdateSource.API, input=lamp)
+
+    return propose
+
+
+@pytest.mark.slow
+def test_concurrent_groups_lose_no_update(store: GraphStore, home: WorldMemory) -> None:
+    update = home.add_entities([Entity("lamp_2", "light")], facts=[F("(light_in lamp_2 hall)")])
+    assert update.status is UpdateStatus.APPLIED
+    start, surveyed = home.version, home.facts()
+    outcomes: list[Update | BaseException] = []
+    lock, barrier = threading.Lock(), threading.Barrier(2)
+
+    def write(lamp: str) -> None:
+        memory = WorldMemory.open(store, home.name)  # each thread has its own SQLite connection
+        barrier.wait(30)
+        for _ in range(GROUPS_PER_WRITER):
+            group = memory.apply_group([_toggle(lamp), _next_place(ITEMS[0]), _next_place(ITEMS[1])])
+            with lock:
+                outcomes.extend(group)
+
+    threads = [threading.Thread(target=write, args=(lamp,)) for lamp in ("lamp_1", "lamp_2")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    assert not any(t.is_alive() for t in threads), "a writer hung"
+    errors = [o for o in outcomes if not isinstance(o, Update)]
+    assert all(isinstance(e, VersionConflict) for e in errors), errors
+    applied = sorted((o for o in outcomes if isinstance(o, Update)), key=lambda u: u.version)
+    assert all(u.status is UpdateStatus.APPLIED for u in applied)
+    assert len(applied) + len(errors) == 2 * 3 * GROUPS_PER_WRITER
+    assert [u.version for u in applied] == list(range(start + 1, start + 1 + len(applied)))
+    assert [u.id for u in home.history() if u.version > start] == [u.id for u in applied]
+    assert replay(surveyed, applied) == home.facts()
+    assert_history_consistent(home)
+
+
+BULBS = 64
+GROUP = 8
+ACKS_BEFORE_KILL = 12
+
+_GROUP_WRITER = textwrap.dedent(
+    """
+    import sys
+    import warnings
+
+    warnings.simplefilter("ignore")
+    from kg_memory import Delta, Fact, UpdateSource, WorldMemory
+    from kg_memory.memory import Proposal
+    from kg_memory.stores import SQLiteStore
+
+    path, name, bulbs, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    memory = WorldMemory.open(SQLiteStore(path), name)
+
+    def toggle(block):
+        facts = frozenset(Fact("light_on", (f"bulb_{i}",)) for i in range(block, bulbs, size))
+
+        def propose(view):
+            on = facts <= view.facts_about(sorted(f.args[0] for f in facts))
+            delta = Delta(remove=facts) if on else Delta(add=facts)
+            return Proposal(delta=delta, source=UpdateSource.API, input=f"block {block}")
+
+        return propose
+
+    while True:
+        outcomes = memory.apply_group([toggle(block) for block in range(size)])
+        if any(getattr(o, "status", None) is None or o.status.value != "applied" for o in outcomes):
+            print("FAILED", outcomes, flush=True)
+            sys.exit(2)
+        print(outcomes[-1].version, flush=True)
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_group_writer_killed_leaves_whole_groups(tmp_path: Path, domains: DomainRegistry) -> None:
+    path = tmp_path / "killed.db"
+    store = SQLiteStore(path, domains)
+    memory = survey(store, "kill_me")
+    bulbs = [Entity(f"bulb_{i}", "light") for i in range(BULBS)]
+    update = memory.add_entities(bulbs, facts=[F(f"(light_in bulb_{i} hall)") for i in range(BULBS)])
+    assert update.status is UpdateStatus.APPLIED, update.issues
+    surveyed_version = memory.version
+    store.close()
+
+    command = [sys.executable, "-c", _GROUP_WRITER, str(path), "kill_me", str(BULBS), str(GROUP)]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, text=True)
+    acked: list[int] = []
+    try:
+        assert child.stdout is not None
+        for line in child.stdout:
+            acked.append(int(line))  # a non-number (FAILED ...) fails the test here
+            if len(acked) >= ACKS_BEFORE_KILL:
+                break
+        child.send_signal(signal.SIGKILL)
+    finally:
+        if child.poll() is None:
+            child.kill()
+        _, stderr = child.communicate(timeout=30)
+    assert len(acked) == ACKS_BEFORE_KILL, f"writer stopped early: {stderr}"
+    assert acked == [surveyed_version + GROUP * k for k in range(1, ACKS_BEFORE_KILL + 1)]
+
+    with contextlib.closing(sqlite3.connect(path)) as raw:
+        assert raw.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    reopened = SQLiteStore(path, domains)
+    try:
+        after = WorldMemory.open(reopened, "kill_me")
+        assert after.version in (acked[-1], acked[-1] + GROUP)  # a group is all there or not at all
+        lit = after.facts(predicate="light_on")
+        groups = (after.version - surveyed_version) // GROUP
+        assert len(lit) == (BULBS if groups % 2 else 0)
+        assert_history_consistent(after)
+    finally:
+        reopened.close()
