@@ -16,8 +16,11 @@ from fastapi.responses import HTMLResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
-from l3mp.service.dashboard import views
+from kg_memory.model import MAX_NAME_LENGTH
+from l3mp.service.dashboard import detail, views
+from l3mp.service.dashboard.detail import OutlineOut
 from l3mp.service.dashboard.events import history_stream
+from l3mp.service.dashboard.index import UNPLACED
 from l3mp.service.deps import MemoryDep, ReadAccess, ServicesDep, StoreDep
 from l3mp.service.errors import RESPONSES
 from l3mp.service.schemas import GraphOut
@@ -54,14 +57,30 @@ def list_memories(store: StoreDep) -> list[dict[str, Any]]:
     return views.memories(store)
 
 
+_VERSION = Query(ge=0, le=2**53, description="the state at this past version")
+_ROOM = Query(max_length=MAX_NAME_LENGTH, description=f"only this room ({UNPLACED}: what is in none)")
+_FLOOR = Query(max_length=MAX_NAME_LENGTH, description="only this floor (its rooms' floor attribute)")
+
+
 @api.get("/memories/{memory}/graph")
 def graph(
     memory: MemoryDep,
-    version: Annotated[int | None, Query(ge=0, le=2**53, description="the state at this past version")] = None,
+    version: Annotated[int | None, _VERSION] = None,
+    room: Annotated[str | None, _ROOM] = None,
+    floor: Annotated[str | None, _FLOOR] = None,
 ) -> GraphOut:
     """Entities (with where each is drawn) and facts as named columns, now or at ``version`` with the
-    difference from now."""
-    return views.graph(memory, version)
+    difference from now: the whole memory, or one ``room`` or ``floor`` of it (see ``outline``)."""
+    if room is None and floor is None:
+        return views.graph(memory, version)
+    return detail.part(memory, room=room, floor=floor, version=version)
+
+
+@api.get("/memories/{memory}/outline")
+def outline(memory: MemoryDep, version: Annotated[int | None, _VERSION] = None) -> OutlineOut:
+    """A large memory at a glance: floors, rooms with what is in them counted, and the links between
+    rooms; the page then asks ``graph`` for a room or a floor as it is opened."""
+    return detail.outline(memory, version)
 
 
 @api.get("/memories/{memory}/entities/{name}")

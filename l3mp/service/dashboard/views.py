@@ -10,65 +10,39 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kg_memory import Domain, Entity, Fact, GraphStore, Update, UpdateStatus, WorldMemory
+from kg_memory import Entity, Fact, GraphStore, HistoryQuery, Update, UpdateStatus, WorldMemory
 from kg_memory.unknowns import unplaced
 from l3mp.operations.models import UpdateOut
+from l3mp.service.dashboard.index import cached_counts, indexed, placement
 from l3mp.service.schemas import GraphDiffOut, GraphEntitiesOut, GraphFactsOut, GraphOut
 
-# a placement chain longer than this is a cycle in bad data, not a real home
-_MAX_DEPTH = 6
+__all__ = ["FULL_GRAPH_LIMIT", "entity", "graph", "last_seq", "memories", "placement", "runtime_tasks"]
+
+FULL_GRAPH_LIMIT = 3_000  # up to this many entities the page draws the whole graph; above, an outline
 _RECENT_UPDATES = 500  # how far back the runtime panel looks for task checkpoints
-
-
-def placement(entities: Mapping[str, Entity], facts: Iterable[Fact], domain: Domain) -> dict[str, str]:
-    """Where each entity is drawn: entity -> the entity it sits in or on (rooms are the roots).
-
-    Generic over domains: an entity is placed by a binary fact ``(p a b)`` whose ``b`` is a room or is
-    itself placed (``in_room``, ``on``, ``inside``, ``held``, ``person_in``...). Facts to unplaced things
-    (a liquid a cup is filled with, another room) never place anything, so rooms stay roots.
-    """
-    rooms = {n for n, e in entities.items() if domain.is_subtype(e.type, "room")} if "room" in domain.types else set()
-    candidates: dict[str, list[str]] = {}
-    for fact in sorted(facts, key=lambda f: (f.predicate, f.args)):
-        if len(fact.args) == 2 and fact.args[0] != fact.args[1] and fact.args[0] not in rooms:
-            candidates.setdefault(fact.args[0], []).append(fact.args[1])
-    parent: dict[str, str] = {}
-    placed = set(rooms)
-    for _ in range(_MAX_DEPTH):
-        found = {
-            child: next(b for b in targets if b in placed)
-            for child, targets in candidates.items()
-            if child not in placed and any(b in placed for b in targets)
-        }
-        if not found:
-            break
-        parent.update(found)
-        placed.update(found)
-    return parent
 
 
 def graph(memory: WorldMemory, version: int | None = None) -> GraphOut:
     """The state now, or at ``version`` with its difference from now."""
-    now_version = memory.version
-    current = memory.state()
-    state = current if version is None or version == current.version else memory.state_at(version)
-    domain = memory.domain
+    now = indexed(memory)
+    then = now if version is None or version == now.state.version else indexed(memory, version)
+    state, current, domain = then.state, now.state, memory.domain
     types = sorted({e.type for e in state.entities.values()})
     return GraphOut(
         memory=memory.name,
         domain=domain.name,
         version=state.version if version is None else version,
-        now=now_version,
+        now=current.version,
         lineage={t: list(domain.lineage(t)) for t in types},
         constants=sorted(domain.constants),
-        entities=_entity_columns(state.entities, placement(state.entities, state.facts, domain)),
-        facts=_fact_columns(state.facts),
+        entities=entity_columns(state.entities, then.parent),
+        facts=fact_columns(state.facts),
         unknown_location=sorted(e.name for e in unplaced(domain, state.entities, state.facts)),
-        diff=None if state is current else _diff(state.entities, state.facts, current.entities, current.facts),
+        diff=None if then is now else diff(state.entities, state.facts, current.entities, current.facts),
     )
 
 
-def _entity_columns(entities: Mapping[str, Entity], parents: Mapping[str, str]) -> GraphEntitiesOut:
+def entity_columns(entities: Mapping[str, Entity], parents: Mapping[str, str]) -> GraphEntitiesOut:
     rows = [entities[name] for name in sorted(entities)]
     return GraphEntitiesOut(
         name=[e.name for e in rows],
@@ -78,12 +52,12 @@ def _entity_columns(entities: Mapping[str, Entity], parents: Mapping[str, str]) 
     )
 
 
-def _fact_columns(facts: Iterable[Fact]) -> GraphFactsOut:
+def fact_columns(facts: Iterable[Fact]) -> GraphFactsOut:
     rows = sorted(facts, key=lambda f: (f.predicate, f.args))
     return GraphFactsOut(predicate=[f.predicate for f in rows], args=[list(f.args) for f in rows])
 
 
-def _diff(
+def diff(
     then_entities: Mapping[str, Entity],
     then_facts: frozenset[Fact],
     now_entities: Mapping[str, Entity],
@@ -133,46 +107,41 @@ def _narrowed(update: Update, name: str) -> dict[str, Any]:
 
 
 def last_seq(store: GraphStore, memory: str) -> int:
-    """The sequence number of the memory's newest update, in O(log n) small reads.
+    """The sequence number of the memory's newest update (0 before any), through the history's index."""
+    newest = newest_update(store, memory)
+    return newest.seq if newest is not None else 0
 
-    Every applied update bumps the version, so the last one has ``seq >= version``; rejected and no-op
-    updates come on top, so probe upwards by doubling, then bisect (never reading the whole history).
-    """
-    low = max(0, store.get_memory(memory).version - 1)  # history(low) holds the last applied update
-    if not store.history(memory, low, 1):
-        return low
-    step = 1
-    while store.history(memory, low + step, 1):
-        low, step = low + step, step * 2
-    high = low + step  # history(low) is non-empty, history(high) empty: the last seq is in (low, high]
-    while high - low > 1:
-        middle = (low + high) // 2
-        if store.history(memory, middle, 1):
-            low = middle
-        else:
-            high = middle
-    return high
+
+def newest_update(store: GraphStore, memory: str) -> Update | None:
+    found = store.query_history(memory, HistoryQuery(newest_first=True, limit=1))
+    return found[0] if found else None
 
 
 def memories(store: GraphStore) -> list[dict[str, Any]]:
-    """Every memory with its domain, counts, version and last update (what the first panel lists)."""
+    """Every memory with its domain, counts, version and last update (what the first panel lists),
+    and whether the page draws it whole (``detail: full``) or as an outline first."""
     rows = []
     for record in store.list_memories():
-        seq = last_seq(store, record.name)
-        last = store.history(record.name, seq - 1, 1) if seq else []
+        last = newest_update(store, record.name)
+        entities, facts = cached_counts(store, record) or _counts(store, record.name)
         rows.append(
             {
                 "name": record.name,
                 "domain": record.domain,
                 "version": record.version,
-                "entities": len(store.entities(record.name)),
-                "facts": len(store.facts(record.name)),
-                "updates": seq,
-                "last_update": last[0].time.isoformat() if last else None,
+                "entities": entities,
+                "facts": facts,
+                "detail": "full" if entities <= FULL_GRAPH_LIMIT else "outline",
+                "updates": last.seq if last else 0,
+                "last_update": last.time.isoformat() if last else None,
                 "created": record.created.isoformat(),
             }
         )
     return sorted(rows, key=lambda r: r["name"])
+
+
+def _counts(store: GraphStore, memory: str) -> tuple[int, int]:
+    return len(store.entities(memory)), len(store.facts(memory))
 
 
 def runtime_tasks(memory: WorldMemory, limit: int = 20) -> list[dict[str, Any]]:
