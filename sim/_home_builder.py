@@ -35,7 +35,7 @@ from sim._catalogue import (
     apportion,
     room_kinds,
 )
-from sim.building import connect_floors, make_floors
+from sim._floors import connect_floors, make_floors
 from sim.home import BuildingSpec, Home, HomeSpec
 
 

@@ -1,99 +1,76 @@
 """Multi-floor buildings (a care home, a hospital, an office block) in the ``household`` domain.
 
-A building is a home whose rooms lie on floors: each floor has an elevator lobby, a stairwell and
-corridors, with wards, washrooms, offices, day rooms, kitchenettes, a canteen and sluice rooms off the
-corridors. Floors are joined by rooms too, so nothing new enters the domain: the elevator lobbies of all
-floors are ``connected`` to each other (one ride from any floor to any other), and each stairwell to the
-stairwells of the floors just above and below. Every room carries ``attrs["floor"]``, numbered from 1.
+``generate_home(HomeSpec.building(50_000, seed))`` builds one (see :mod:`sim._floors` for its rooms and
+doors): floors of an elevator lobby, a stairwell and corridors with wards, washrooms, offices, day
+rooms, kitchenettes, canteens and sluice rooms off them, every room with ``attrs["floor"]``.
 
-Only :class:`~sim.home.BuildingSpec` takes this path; a :class:`~sim.home.HomeSpec` home is built exactly
-as before, draw for draw.
+Events and tasks are the household's own. Their reference plans are not: the simulator's pruned
+context keeps every room and fixture, about half of a building, and a planner does not finish on that
+or on the full state in minutes. :class:`BuildingSimulator` plans each task as the robot's tiered
+planner does, on the rooms between the robot and what the task names, widened when that fails, every
+plan validated on the full true state, and never on the full state itself. A task no bounded problem
+solves in time is skipped like any unsolvable one, and so, without a planner call, is a task whose
+focused problem is already larger than :data:`MAX_REFERENCE_OBJECTS`: "switch every light off" or
+"bring Ana a glass of water" (any cup in the building will do) in a large building.
 """
 
 from __future__ import annotations
 
-from itertools import pairwise
-from typing import TYPE_CHECKING
+import time
 
-from sim._catalogue import (
-    CORRIDOR,
-    CORRIDOR_LETTERS,
-    ELEVATOR_LOBBY,
-    EXTRA_DOOR,
-    STAIRWELL,
-    RoomKind,
-    floor_room_kinds,
-)
+from planning.planner import PlanResult, PlanStatus
+from planning.problem import focused_context
+from planning.tiers import TieredPlanner
+from sim._floors import CROSS_FLOOR_KINDS
+from sim.home import ROOMS_PER_FLOOR, BuildingSpec, Home
+from sim.simulator import Simulator
+from sim.tasks import Task
 
-if TYPE_CHECKING:
-    from sim._home_builder import HomeBuilder
-    from sim.home import BuildingSpec
+__all__ = [
+    "CROSS_FLOOR_KINDS",
+    "MAX_REFERENCE_OBJECTS",
+    "ROOMS_PER_FLOOR",
+    "BuildingSimulator",
+    "BuildingSpec",
+    "simulator_for",
+]
 
-CROSS_FLOOR_KINDS = (ELEVATOR_LOBBY.label, STAIRWELL.label)  # the only rooms with doors to other floors
-
-
-def make_floors(builder: HomeBuilder, spec: BuildingSpec) -> None:
-    """Every floor's rooms, the ground floor first; a room's label names its floor."""
-    for floor, count in enumerate(spec.rooms_per_floor(), start=1):
-        kinds = floor_room_kinds(count)
-        totals = {kind.stem: kinds.count(kind) for kind in kinds}
-        seen: dict[str, int] = {}
-        for kind in kinds:
-            index = seen.get(kind.stem, 0)
-            seen[kind.stem] = index + 1
-            label = f"floor {floor} {_room_label(kind, index, totals[kind.stem])}"
-            room = builder.add_room(kind, label, {"kind": kind.label, "floor": floor})
-            builder.floor_of[room] = floor
+# Objects in a task's focused problem beyond which no reference is attempted: a goal over every light
+# or every cup of a large building pulls thousands in, and Fast Downward then runs for minutes.
+MAX_REFERENCE_OBJECTS = 2_000
 
 
-def connect_floors(builder: HomeBuilder) -> None:
-    """Each floor like a home (a tree of corridors, every other room off one), then the floors joined.
+class BuildingSimulator(Simulator):
+    """A :class:`~sim.simulator.Simulator` whose reference plans come from bounded problems."""
 
-    Extra doors stay within a floor: only lobbies and stairwells lead to other floors.
-    """
-    floors: dict[int, list[str]] = {}
-    for room in builder.rooms:
-        floors.setdefault(builder.floor_of[room], []).append(room)
-    pairs: list[tuple[str, str]] = []
-    lobbies: list[str] = []
-    stairwells: list[str] = []
-    for floor in sorted(floors):
-        rooms = floors[floor]
-        lobby, stairwell = _only(builder, rooms, ELEVATOR_LOBBY), _only(builder, rooms, STAIRWELL)
-        lobbies.append(lobby)
-        stairwells.append(stairwell)
-        pairs += _floor_doors(builder, rooms, lobby, stairwell)
-    pairs += [(a, b) for i, a in enumerate(lobbies) for b in lobbies[i + 1 :]]
-    pairs += list(pairwise(stairwells))
-    builder.connect(pairs)
+    max_objects: int = MAX_REFERENCE_OBJECTS
 
+    def reference_plan(self, task: Task, timeout: float = 60.0) -> PlanResult:
+        """The first plan of a focused, then widened, context that runs to the goal on the true state;
+        ``timeout`` bounds both tiers together."""
+        robot = self.home.robot
+        first = focused_context(self.world, task.goal, anchors=[robot])
+        objects = len(first.entities)
+        if objects > self.max_objects:
+            message = f"not planned: the task's focused problem has {objects} objects, over {self.max_objects}"
+            return self._unplanned(PlanStatus.ERROR, message)
+        planner = TieredPlanner(self.domain, planner=self.planner, timeout=timeout)
+        deadline = time.monotonic() + timeout
+        tiered = planner.plan(self.world, task.goal, first, anchors=[robot], full_state=False, deadline=deadline)
+        accepted = [a.result for a in tiered.attempts if a.accepted]
+        if accepted:
+            return accepted[0]
+        if tiered.attempts:
+            return tiered.attempts[-1].result
+        return self._unplanned(tiered.status, "")
 
-def _floor_doors(builder: HomeBuilder, rooms: list[str], lobby: str, stairwell: str) -> list[tuple[str, str]]:
-    """The corridors a tree; the lobby on the first corridor, the stairwell and every other room on one."""
-    rng = builder.rng
-    corridors = [r for r in rooms if builder.kind_of[r] is CORRIDOR]
-    pairs = [(corridor, rng.choice(corridors[:i])) for i, corridor in enumerate(corridors[1:], start=1)]
-    pairs.append((lobby, corridors[0]))
-    pairs.append((stairwell, rng.choice(corridors)))
-    others = [r for r in rooms if builder.kind_of[r] not in (CORRIDOR, ELEVATOR_LOBBY, STAIRWELL)]
-    pairs += [(room, rng.choice(corridors)) for room in others]
-    for i, room in enumerate(others):
-        if len(others) > 1 and rng.random() < EXTRA_DOOR:
-            pairs.append((room, rng.choice(others[:i] + others[i + 1 :])))
-    return pairs
+    def _unplanned(self, status: PlanStatus, message: str) -> PlanResult:
+        return PlanResult(
+            status=status, plan=(), planner=self.planner, parse_seconds=0.0, plan_seconds=0.0, message=message
+        )
 
 
-def _only(builder: HomeBuilder, rooms: list[str], kind: RoomKind) -> str:
-    found = [r for r in rooms if builder.kind_of[r] is kind]
-    if len(found) != 1:
-        raise AssertionError(f"a floor has one {kind.label}, not {len(found)}: {found}")
-    return found[0]
-
-
-def _room_label(kind: RoomKind, index: int, total: int) -> str:
-    """A label within its floor ("corridor B", "ward 12"); the kind alone when the floor has one."""
-    if total == 1:
-        return kind.label
-    if kind is CORRIDOR and index < len(CORRIDOR_LETTERS):
-        return f"{kind.label} {CORRIDOR_LETTERS[index]}"
-    return f"{kind.label} {index + 1}"
+def simulator_for(home: Home, seed: int = 0, planner: str | None = None) -> Simulator:
+    """The simulator that suits ``home``: bounded reference plans for a building, the usual ones for a home."""
+    kind = BuildingSimulator if isinstance(home.spec, BuildingSpec) else Simulator
+    return kind(home, seed) if planner is None else kind(home, seed, planner)

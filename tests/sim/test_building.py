@@ -11,7 +11,8 @@ import pytest
 from conftest import SetView
 
 from kg_memory import Delta, Domain, DomainRegistry, UpdateSource, Verifier
-from sim.building import CROSS_FLOOR_KINDS
+from planning.planner import PlanStatus
+from sim.building import CROSS_FLOOR_KINDS, BuildingSimulator, simulator_for
 from sim.errors import InvalidHomeSpec
 from sim.floorplan import lay_out
 from sim.home import BuildingSpec
@@ -151,13 +152,30 @@ def test_undescriptive_names_reach_the_floors_too() -> None:
     assert set(home.floor_of) == {*home.rooms, *home.receptacles, *home.appliances}
 
 
+def test_a_building_gets_the_bounded_simulator_and_a_home_the_usual_one(building: Home) -> None:
+    assert isinstance(simulator_for(building), BuildingSimulator)
+    home_sim = simulator_for(generate_home(HomeSpec(seed=0)), planner="lapkt")
+    assert type(home_sim) is Simulator and home_sim.planner == "lapkt"
+
+
 @pytest.mark.slow
 def test_the_simulator_runs_events_and_plans_tasks_in_a_building(building: Home) -> None:
-    sim = Simulator(building, seed=4)
+    sim = simulator_for(building, seed=4)
+    start = sim.state
     for _ in range(30):
         event = sim.next_event()
         assert event.delta.add or event.delta.remove
+    assert sim.state != start
     for _ in range(3):
         planned = sim.new_task()
-        assert planned.reference.solved
+        assert planned.reference.solved and planned.reference.plan
         assert sim.judge(planned.reference.plan, planned.task.goal).success
+
+
+def test_a_task_too_wide_for_a_bounded_reference_is_not_planned(building: Home) -> None:
+    sim = BuildingSimulator(building, seed=4)
+    sim.max_objects = 5  # every task's focused problem has the robot's room, the goal's objects and more
+    task = sim.tasks.propose(sim.world)
+    result = sim.reference_plan(task)
+    assert result.status is PlanStatus.ERROR and not result.plan
+    assert "over 5" in result.message
