@@ -109,6 +109,7 @@ class Replay:
         self.batch: list[Update] = []
         self.checkpoints: list[Checkpoint] = []
         self.pending: tuple[Future[None], str] | None = None
+        self.entities: tuple[Entity, ...] | None = None  # sorted, as the last checkpoint had them
 
     def fail(self, where: str, problem: str) -> ImportMismatch:
         return ImportMismatch(self.memory, f"{where}: {problem}")
@@ -263,8 +264,10 @@ class Replay:
             self.flush()
 
     def checkpoint(self) -> Checkpoint:
-        entities = tuple(sorted(self.state.entities.values(), key=lambda e: e.name))
-        return Checkpoint(self.version, entities, self.state.facts())
+        if self.entities is None or len(self.entities) != len(self.state.entities):
+            # one tuple while no entity is added: the store's encoder knows it is the same
+            self.entities = tuple(sorted(self.state.entities.values(), key=lambda e: e.name))
+        return Checkpoint(self.version, self.entities, self.state.facts())
 
     def flush(self) -> None:
         """Hand the batch to the writer (after the one before it is written)."""
