@@ -11,6 +11,11 @@ from (breadth first from a hallway). A door between rooms side by side is in the
 are not side by side opens onto a corridor that runs round the rooms between them: the walk is the
 Manhattan distance between the centres plus a cell to get out and round the corners. So two short hops
 through a room between can be cheaper than one long corridor: the cheapest route may take more steps.
+
+A building (:mod:`sim.building`) has a grid per floor, each laid out from its elevator lobby, so
+``positions`` are within a room's floor. Between floors, a ride in the elevator costs a wait and a
+little per floor, and a flight of stairs a fixed climb: one floor is cheaper by the stairs, several
+by the elevator.
 """
 
 from __future__ import annotations
@@ -19,17 +24,22 @@ import heapq
 import math
 import random
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from types import MappingProxyType
 
 from kg_memory import Domain
 from kg_memory.model import Fact
-from sim.home import Home
+from sim._catalogue import ELEVATOR_LOBBY
+from sim.home import BuildingSpec, Home
 
 CELL = 4.0  # metres: a room's side
 DOOR_SPREAD = 1.5  # metres: how far from the middle of its wall a door may stand
 DISTANCE = "distance"  # the static numeric function household-travel's move costs
+ELEVATOR_WAIT = 15.0  # metres of walking that waiting for and boarding the elevator is worth
+ELEVATOR_PER_FLOOR = 1.5  # metres of walking each floor the car travels is worth
+STAIR_FLIGHT = 9.0  # metres of walking one flight of stairs is worth
 
 Cell = tuple[int, int]
 
@@ -38,7 +48,7 @@ Cell = tuple[int, int]
 class FloorPlan:
     """Room centres in metres and the walk between the centres of each pair of connected rooms."""
 
-    positions: Mapping[str, tuple[float, float]]
+    positions: Mapping[str, tuple[float, float]]  # within the room's floor
     walks: Mapping[tuple[str, str], float]  # both directions, metres, one decimal
 
     def distance(self, a: str, b: str) -> float:
@@ -58,6 +68,8 @@ def lay_out(home: Home) -> FloorPlan:
         for b in home.neighbours[a]:
             if (b, a) in walks:
                 walks[(a, b)] = walks[(b, a)]
+            elif home.floor_of[a] != home.floor_of[b]:
+                walks[(a, b)] = _between_floors(home, a, b)
             else:
                 walks[(a, b)] = round(_walk(cells[a], cells[b], rng), 1)
     positions = {room: ((x + 0.5) * CELL, (y + 0.5) * CELL) for room, (x, y) in cells.items()}
@@ -72,20 +84,46 @@ def home_facts(home: Home, domain: Domain) -> frozenset[Fact]:
 
 
 def _place(home: Home, rng: random.Random) -> dict[str, Cell]:
-    """Breadth first from the first hallway, each room on a free cell nearest the room it was reached from."""
+    """Each room on a grid cell: a home's from its first hallway, a building's floor by floor."""
+    if isinstance(home.spec, BuildingSpec):
+        return _place_floors(home, rng)
     halls = [r for r in home.rooms if home.by_name[r].attrs.get("kind") == "hallway"]
     start = (halls or list(home.rooms))[0]
+    return _place_rooms(home.rooms, start, home.neighbours.__getitem__, rng)
+
+
+def _place_floors(home: Home, rng: random.Random) -> dict[str, Cell]:
+    """A grid per floor from its elevator lobby, through the doors within the floor."""
+    floors: dict[int, list[str]] = {}
+    for room in home.rooms:
+        floors.setdefault(home.floor_of[room], []).append(room)
+    cells: dict[str, Cell] = {}
+    for floor in sorted(floors):
+        rooms = floors[floor]
+        lobbies = [r for r in rooms if home.by_name[r].attrs.get("kind") == ELEVATOR_LOBBY.label]
+        cells |= _place_rooms(rooms, (lobbies or rooms)[0], partial(_same_floor, home, floor), rng)
+    return cells
+
+
+def _same_floor(home: Home, floor: int, room: str) -> list[str]:
+    return [other for other in home.neighbours[room] if home.floor_of[other] == floor]
+
+
+def _place_rooms(
+    rooms: Iterable[str], start: str, neighbours: Callable[[str], Iterable[str]], rng: random.Random
+) -> dict[str, Cell]:
+    """Breadth first from ``start``, each room on a free cell nearest the room it was reached from."""
     cells: dict[str, Cell] = {start: (0, 0)}
     taken = {(0, 0)}
     queue = deque([start])
     while queue:
         room = queue.popleft()
-        for other in home.neighbours[room]:
+        for other in neighbours(room):
             if other not in cells:
                 cells[other] = _free_cell_near(cells[room], taken, rng)
                 taken.add(cells[other])
                 queue.append(other)
-    for room in home.rooms:  # a room no door reaches (none in a generated home) still gets a place
+    for room in rooms:  # a room no door reaches (none in a generated home) still gets a place
         if room not in cells:
             cells[room] = _free_cell_near((0, 0), taken, rng)
             taken.add(cells[room])
@@ -106,6 +144,14 @@ def _free_cell_near(origin: Cell, taken: set[Cell], rng: random.Random) -> Cell:
         if free:
             return rng.choice(sorted(set(free)))
         ring += 1
+
+
+def _between_floors(home: Home, a: str, b: str) -> float:
+    """The elevator's wait and travel between two lobbies, or one flight between stairwells."""
+    floors = abs(home.floor_of[a] - home.floor_of[b])
+    if home.by_name[a].attrs.get("kind") == ELEVATOR_LOBBY.label:
+        return round(ELEVATOR_WAIT + ELEVATOR_PER_FLOOR * floors, 1)
+    return STAIR_FLIGHT * floors
 
 
 def _walk(a: Cell, b: Cell, rng: random.Random) -> float:

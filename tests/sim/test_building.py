@@ -10,11 +10,11 @@ from collections import deque
 import pytest
 from conftest import SetView
 
-from kg_memory import Delta, Domain, DomainRegistry, UpdateSource, Verifier
+from kg_memory import Delta, Domain, DomainRegistry, Fact, UpdateSource, Verifier
 from planning.planner import PlanStatus
 from sim.building import CROSS_FLOOR_KINDS, BuildingSimulator, simulator_for
 from sim.errors import InvalidHomeSpec
-from sim.floorplan import lay_out
+from sim.floorplan import ELEVATOR_PER_FLOOR, ELEVATOR_WAIT, STAIR_FLIGHT, detours, home_facts, lay_out
 from sim.home import BuildingSpec
 from sim.household import Home, HomeSpec, generate_home
 from sim.simulator import Simulator
@@ -129,6 +129,31 @@ def test_only_lobbies_and_stairwells_lead_to_other_floors(building: Home) -> Non
     lobbies = [r for r in building.rooms if kind[r] == "elevator lobby"]
     for lobby in lobbies:  # one ride from any floor to any other
         assert set(lobbies) - {lobby} <= set(building.neighbours[lobby])
+
+
+def test_each_floor_has_its_own_plan_and_floors_cost_a_ride_or_a_climb(building: Home) -> None:
+    plan = lay_out(building)
+    assert plan == lay_out(generate_home(HomeSpec.building(SIZE, seed=4)))
+    kind = {room: building.by_name[room].attrs["kind"] for room in building.rooms}
+    by_floor: dict[int, list[str]] = {}
+    for room in building.rooms:
+        by_floor.setdefault(building.floor_of[room], []).append(room)
+    for rooms in by_floor.values():
+        cells = [plan.positions[r] for r in rooms]
+        assert len(set(cells)) == len(cells)  # rooms of one floor never overlap
+        (lobby,) = (r for r in rooms if kind[r] == "elevator lobby")
+        assert plan.positions[lobby] == (2.0, 2.0)  # each floor laid out from its lobby
+    for (a, b), metres in plan.walks.items():
+        floors = abs(building.floor_of[a] - building.floor_of[b])
+        if kind[a] == kind[b] == "elevator lobby":
+            assert metres == pytest.approx(ELEVATOR_WAIT + ELEVATOR_PER_FLOOR * floors)
+        elif floors:
+            assert kind[a] == kind[b] == "stairwell" and metres == STAIR_FLIGHT
+    travel = DomainRegistry().get("household-travel")
+    assert home_facts(building, travel) - building.facts == {
+        Fact("distance", pair, metres) for pair, metres in plan.walks.items()
+    }
+    assert detours(building)  # stairs, elevator and corridors make the cheapest way not always the shortest
 
 
 def test_a_building_is_valid_under_the_household_rules(building: Home, domain: Domain) -> None:
