@@ -182,8 +182,8 @@ class GraphStore(Protocol):
         ...
 
     def nearest_checkpoint(self, memory: str, version: int) -> Checkpoint | None:
-        """The latest checkpoint at or before ``version``. :meth:`commit` writes one, in its own
-        transaction, whenever the new version is a multiple of ``checkpoint_every``."""
+        """The latest checkpoint at or before ``version``. :meth:`commit` and :meth:`commit_group`
+        write one, in their own transaction, whenever a new version is a multiple of ``checkpoint_every``."""
         ...
 
     def replay_from(self, memory: str, version: int) -> tuple[Checkpoint | None, list[Delta]]:
