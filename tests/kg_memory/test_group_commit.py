@@ -23,6 +23,7 @@ from kg_memory import (
     Fact,
     GraphStore,
     InvalidValue,
+    Issue,
     IssueCode,
     NotApplicable,
     Update,
@@ -272,6 +273,27 @@ def test_prefetching_changes_no_outcome(store: GraphStore, home: WorldMemory) ->
         {F("(on book_1 table_1)")},
         {F("(on mug_1 sink_1)")},
     ]
+    assert_history_consistent(home)
+
+
+def test_a_refusal_made_up_front_and_an_unverified_write_are_recorded_as_apply_would(home: WorldMemory) -> None:
+    v = home.version
+    lamp_on, nowhere = F("(light_on lamp_1)"), F("(on book_1 nowhere)")
+    refusal = Issue(code=IssueCode.OBSERVED_ELSEWHERE, message="seen elsewhere", fact=lamp_on)
+    refused, unverified = _updates(
+        home.apply_group(
+            [
+                _fixed(Delta(add={lamp_on}), issues=(refusal,), meta={"why": "checked by perception"}),
+                _fixed(Delta(add={lamp_on, nowhere}), verify=False),
+            ]
+        )
+    )
+    assert (refused.status, refused.issues, refused.version) == (UpdateStatus.REJECTED, (refusal,), v)
+    assert refused.delta.add == {lamp_on} and refused.meta["why"] == "checked by perception"
+    assert (unverified.status, unverified.version) == (UpdateStatus.APPLIED, v + 1)
+    assert unverified.delta.add == {lamp_on}
+    assert unverified.meta["verified"] is False and unverified.meta["dropped"] == [str(nowhere)]
+    assert lamp_on in home.facts() and nowhere not in home.facts()
     assert_history_consistent(home)
 
 
