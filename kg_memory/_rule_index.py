@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, replace
 
 from kg_memory.domain import Domain
 from kg_memory.model import Delta, Entity, Fact, UpdateSource
@@ -39,21 +40,23 @@ class RuleIndex:
         )
         self._buckets: dict[_Bucket, list[int]] = {}
         self._holders: dict[_Holder, int] = defaultdict(int)
-        self._effects: dict[Fact, tuple[tuple[tuple[_Bucket, int], ...], tuple[_Holder, ...]]] = {}
-        self._fits: dict[tuple[str, tuple[str, ...]], bool] = {}  # (predicate, argument types)
+        # facts recur through a history, so what each one counts in is worked out once; a fact
+        # once found to fit its predicate stays fit (entities are never removed nor retyped)
+        self._effects: dict[Fact, _Effect] = {}
         self._subtype: dict[tuple[str, str], bool] = {}
 
     # -- the counters ----------------------------------------------------------------------
 
     def apply(self, delta: Delta) -> None:
         """Count an applied delta's changes (whether or not it was checked here)."""
-        for fact, step in _steps(delta.remove, delta.add):
-            buckets, holders = self._effect(fact)
-            for bucket, pattern in buckets:
-                if bucket is not _UNKEYED:
-                    self._counts(bucket)[pattern] += step
-            for holder in holders:
-                self._holders[holder] += step
+        for facts, step in ((delta.remove, -1), (delta.add, 1)):
+            for fact in facts:
+                effect = self._effects.get(fact) or self._effect(fact)
+                for bucket, pattern in effect.buckets:
+                    if bucket is not _UNKEYED:
+                        self._counts(bucket)[pattern] += step
+                for holder in effect.holders:
+                    self._holders[holder] += step
 
     def _counts(self, bucket: _Bucket) -> list[int]:
         counts = self._buckets.get(bucket)
@@ -61,23 +64,23 @@ class RuleIndex:
             counts = self._buckets[bucket] = [0] * len(self._groups[bucket[0]].patterns)
         return counts
 
-    def _effect(self, fact: Fact) -> tuple[tuple[tuple[_Bucket, int], ...], tuple[_Holder, ...]]:
-        """The buckets a fact counts in (with its pattern) and the holders it makes; facts recur
-        through a history, so each is worked out once."""
-        found = self._effects.get(fact)
-        if found is None:
-            buckets = []
-            for number, group in enumerate(self._groups):
-                if all(p.predicate != fact.predicate for p in group.patterns):
-                    continue
-                hit = group.key_of(fact)
-                buckets.append((_UNKEYED, 0) if hit is None else ((number, hit[1]), hit[0]))
-            holders = []
-            for number, invariant in enumerate(self._at_least_one):
-                names = {b[invariant.var] for p in invariant.patterns if (b := p.match(fact)) and invariant.var in b}
-                holders += [(number, name) for name in sorted(names)]
-            found = self._effects[fact] = (tuple(buckets), tuple(holders))
-        return found
+    def _effect(self, fact: Fact) -> _Effect:
+        """The buckets a fact counts in (with its pattern) and the holders it makes."""
+        buckets = []
+        for number, group in enumerate(self._groups):
+            if all(p.predicate != fact.predicate for p in group.patterns):
+                continue
+            hit = group.key_of(fact)
+            buckets.append((_UNKEYED, 0) if hit is None else ((number, hit[1]), hit[0]))
+        holders = []
+        for number, invariant in enumerate(self._at_least_one):
+            names = {b[invariant.var] for p in invariant.patterns if (b := p.match(fact)) and invariant.var in b}
+            holders += [(number, name) for name in sorted(names)]
+        schema = self.domain.predicates.get(fact.predicate)
+        effect = self._effects[fact] = _Effect(
+            fits=False, static=schema is not None and schema.static, buckets=tuple(buckets), holders=tuple(holders)
+        )
+        return effect
 
     # -- the check ---------------------------------------------------------------------------
 
@@ -92,35 +95,46 @@ class RuleIndex:
         if any(f not in present for f in remove) or any(f in present for f in add):
             return False
         changing_static = source in SOURCES_CHANGING_STATIC
-        for fact in (*remove, *add):
-            if fact.value is not None or fact.predicate in self._required:
-                return False
-            if not self._fits_schema(fact, entities, changing_static):
-                return False
-        return self._groups_hold(remove, add) and (
-            source in SOURCES_LOSING_TRACK or self._holders_kept(remove, add, entities)
+        after: dict[_Bucket, list[int]] = {}
+        landed: list[_Bucket] = []
+        change: dict[_Holder, int] = defaultdict(int)
+        for facts, step in ((remove, -1), (add, 1)):
+            for fact in facts:
+                effect = self._effects.get(fact) or self._effect(fact)
+                if not effect.fits:
+                    if not self._fits_schema(fact, entities):
+                        return False
+                    effect = self._effects[fact] = replace(effect, fits=True)
+                if effect.static and not changing_static:
+                    return False
+                for bucket, pattern in effect.buckets:
+                    if bucket is _UNKEYED:
+                        return False  # the verifier expects every fact of a group's predicate to match it
+                    counts = after.get(bucket)
+                    if counts is None:
+                        counts = after[bucket] = list(self._counts(bucket))
+                    counts[pattern] += step
+                    if step > 0:
+                        landed.append(bucket)
+                for holder in effect.holders:
+                    change[holder] += step
+        return self._groups_hold(after, landed) and (
+            source in SOURCES_LOSING_TRACK or self._holders_kept(change, entities)
         )
 
-    def _fits_schema(self, fact: Fact, entities: Mapping[str, Entity], changing_static: bool) -> bool:
-        types = []
-        for name in fact.args:
+    def _fits_schema(self, fact: Fact, entities: Mapping[str, Entity]) -> bool:
+        """Schema, arity and argument types as the verifier checks them; numeric facts and the
+        predicates of ``requires`` invariants are left to it."""
+        schema = self.domain.predicates.get(fact.predicate)
+        if schema is None or schema.numeric or fact.value is not None or fact.predicate in self._required:
+            return False
+        if schema.arity != len(fact.args):
+            return False
+        for name, parameter in zip(fact.args, schema.parameters, strict=True):
             entity = entities.get(name)
-            if entity is None:
+            if entity is None or not self._is_subtype(entity.type, parameter.type):
                 return False
-            types.append(entity.type)
-        key = (fact.predicate, tuple(types))
-        fits = self._fits.get(key)
-        if fits is None:
-            fits = self._fits[key] = self._types_fit(fact.predicate, key[1])
-        if not fits:
-            return False
-        return changing_static or not self.domain.predicates[fact.predicate].static
-
-    def _types_fit(self, predicate: str, types: tuple[str, ...]) -> bool:
-        schema = self.domain.predicates.get(predicate)
-        if schema is None or schema.numeric or schema.arity != len(types):
-            return False
-        return all(self._is_subtype(t, p.type) for t, p in zip(types, schema.parameters, strict=True))
+        return True
 
     def _is_subtype(self, type_: str, ancestor: str) -> bool:
         key = (type_, ancestor)
@@ -129,20 +143,8 @@ class RuleIndex:
             found = self._subtype[key] = self.domain.is_subtype(type_, ancestor)
         return found
 
-    def _groups_hold(self, remove: AbstractSet[Fact], add: AbstractSet[Fact]) -> bool:
+    def _groups_hold(self, after: Mapping[_Bucket, list[int]], landed: Iterable[_Bucket]) -> bool:
         """No bucket an added fact lands in breaks its group after the delta."""
-        after: dict[_Bucket, list[int]] = {}
-        landed: list[_Bucket] = []
-        for fact, step in _steps(remove, add):
-            for bucket, pattern in self._effect(fact)[0]:
-                if bucket is _UNKEYED:
-                    return False  # the verifier expects every fact of a group's predicate to match it
-                counts = after.get(bucket)
-                if counts is None:
-                    counts = after[bucket] = list(self._counts(bucket))
-                counts[pattern] += step
-                if step > 0:
-                    landed.append(bucket)
         for bucket in landed:
             counts = after[bucket]
             if self._groups[bucket[0]].kind is GroupKind.FUNCTIONAL:
@@ -152,12 +154,8 @@ class RuleIndex:
                 return False
         return True
 
-    def _holders_kept(self, remove: AbstractSet[Fact], add: AbstractSet[Fact], entities: Mapping[str, Entity]) -> bool:
+    def _holders_kept(self, change: Mapping[_Holder, int], entities: Mapping[str, Entity]) -> bool:
         """No entity that satisfied an at-least-one invariant is left without a holder."""
-        change: dict[_Holder, int] = defaultdict(int)
-        for fact, step in _steps(remove, add):
-            for holder in self._effect(fact)[1]:
-                change[holder] += step
         for (number, name), step in change.items():
             before = self._holders.get((number, name), 0)
             if step < 0 and before > 0 and before + step == 0:
@@ -167,6 +165,12 @@ class RuleIndex:
         return True
 
 
-def _steps(remove: Iterable[Fact], add: Iterable[Fact]) -> Iterable[tuple[Fact, int]]:
-    yield from ((f, -1) for f in remove)
-    yield from ((f, 1) for f in add)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Effect:
+    """What one fact counts in: its buckets (each with its pattern's number), the holders it
+    makes, whether its predicate is static, and whether it is known to fit its predicate."""
+
+    fits: bool
+    static: bool
+    buckets: tuple[tuple[_Bucket, int], ...]
+    holders: tuple[_Holder, ...]
