@@ -119,15 +119,16 @@ class Matcher:
         self.texts = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(embedder)
 
     def match(self, query: QueryGraph, candidates: Candidates, connectivity: Connectivity) -> MatchResult:
-        self.vectors([n.mention for n in query.nodes] + [e.relation for e in query.edges])  # one model call
-        similarity = self.similarity(query, candidates)
+        texts = self.vectors([n.mention for n in query.nodes] + [e.relation for e in query.edges])  # one model call
+        mentions, relations = texts[: len(query.nodes)], texts[len(query.nodes) :]
+        similarity = self.similarity(query, candidates, mentions)
         rows = candidate_rows(similarity, self.params)
         outcome = Search(
             SearchInput(
                 query=query,
                 names=candidates.names,
                 rows=rows,
-                relations=self.relation_similarity(query),
+                relations=self.relation_similarity(query, relations),
                 predicates=self._predicates,
                 adjacency=Adjacency(connectivity),
                 params=self.params,
@@ -135,14 +136,23 @@ class Matcher:
         ).run()
         return _result(query, candidates.names, rows, outcome)
 
+    def prepare(self) -> None:
+        """Embed the predicates' templates now rather than in the first query with a relation."""
+        if self._phrase_vectors is None and self._predicates:
+            self._phrase_vectors = normalize(self.embedder.embed(self._phrases))
+
     def vectors(self, texts: Sequence[str]) -> Vectors:
         """Embeddings of query texts, through the text cache: running the model dominates a
         search's time and requests repeat their words ("mug", "on")."""
         return self.texts.embed(texts)
 
-    def similarity(self, query: QueryGraph, candidates: Candidates) -> NDArray[np.float32]:
-        """Cosine similarity (nodes x entities); entities of the wrong type get ``-inf``."""
-        mentions = self.vectors([n.mention for n in query.nodes])
+    def similarity(
+        self, query: QueryGraph, candidates: Candidates, mentions: Vectors | None = None
+    ) -> NDArray[np.float32]:
+        """Cosine similarity (nodes x entities); entities of the wrong type get ``-inf``.
+        ``mentions``: the nodes' vectors when the caller has them already."""
+        if mentions is None:
+            mentions = self.vectors([n.mention for n in query.nodes])
         similarity = mentions @ candidates.vectors.T
         if any(n.type for n in query.nodes) and candidates.names:
             kinds, codes = candidates.type_codes()
@@ -152,13 +162,14 @@ class Matcher:
                     similarity[row, ~allowed[codes]] = -np.inf
         return similarity
 
-    def relation_similarity(self, query: QueryGraph) -> NDArray[np.float32]:
+    def relation_similarity(self, query: QueryGraph, relations: Vectors | None = None) -> NDArray[np.float32]:
         """Cosine similarity (query edges x predicates) of relation phrases and templates."""
         if not query.edges or not self._predicates:
             return np.zeros((len(query.edges), len(self._predicates)), dtype=np.float32)
-        if self._phrase_vectors is None:
-            self._phrase_vectors = normalize(self.embedder.embed(self._phrases))
-        relations = self.vectors([e.relation for e in query.edges])
+        self.prepare()
+        assert self._phrase_vectors is not None
+        if relations is None:
+            relations = self.vectors([e.relation for e in query.edges])
         return relations @ self._phrase_vectors.T
 
 

@@ -222,8 +222,11 @@ class SearchRetriever:
     def _preembed(self, memory: WorldMemory, entities: Iterable[Entity]) -> None:
         """Put the memory's words (labels, type and predicate names) in the text cache in large
         batches, so that a query naming things as the memory does embeds nothing: a text's
-        vector does not depend on when it was embedded, so matches are unchanged."""
-        if self.preembed and self.text_cache.size:
+        vector does not depend on when it was embedded (up to float rounding), so matches are unchanged."""
+        if not self.preembed:
+            return
+        self.matcher(memory).prepare()
+        if self.text_cache.size:
             predicates = memory.domain.language.predicates
             limit = self.text_cache.size // VOCABULARY_SHARE
             self.text_cache.warm(vocabulary(entities, predicates, limit))

@@ -1,0 +1,211 @@
+"""Query texts embedded once per process: the LRU, its sharing, the memory's words pre-embedded at
+sync, the type codes kept with the entity rows, and the history read only from its newest end."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+from retrieval_fakes import LookupEmbedder, basis, shared_minilm
+
+from kg_memory import Entity, WorldMemory
+from retrieval import (
+    CachedEmbedder,
+    Candidates,
+    EmbeddingError,
+    EntityEmbeddings,
+    Matcher,
+    MemoryBackend,
+    QueryEdge,
+    QueryGraph,
+    QueryNode,
+    SearchRetriever,
+    entity_text,
+    shared_cache,
+    text_hash,
+)
+from retrieval.embedding import Vectors
+from retrieval.retrievers import _last_seq, vocabulary
+
+TEXTS = {"a": basis(4, (0, 1.0)), "b": basis(4, (1, 1.0)), "c": basis(4, (2, 1.0))}
+
+
+def test_each_text_is_embedded_once_and_rows_come_back_in_order() -> None:
+    inner = LookupEmbedder(TEXTS, 4)
+    cache = CachedEmbedder(inner)
+    first = cache.embed(["a", "b", "a"])
+    second = cache.embed(["b", "c"])
+    assert inner.calls == [["a", "b"], ["c"]]  # a repeated text is asked for once, a kept one never
+    assert np.allclose(first, [TEXTS["a"], TEXTS["b"], TEXTS["a"]]) and np.allclose(second, [TEXTS["b"], TEXTS["c"]])
+    assert (cache.hits, cache.misses) == (1, 4) and cache.embed([]).shape == (0, 4)
+
+
+def test_the_least_recently_used_text_is_dropped_first() -> None:
+    inner = LookupEmbedder(TEXTS, 4)
+    cache = CachedEmbedder(inner, size=2)
+    cache.embed(["a"])
+    cache.embed(["b"])
+    cache.embed(["a"])  # a is now more recent than b
+    cache.embed(["c"])  # the cache is full: b goes, not a
+    assert "a" in cache and "c" in cache and "b" not in cache and len(cache) == 2
+    cache.embed(["a", "b"])
+    assert inner.calls[-1] == ["b"]
+
+
+def test_a_cache_of_size_zero_keeps_nothing_and_a_negative_size_is_refused() -> None:
+    inner = LookupEmbedder(TEXTS, 4)
+    cache = CachedEmbedder(inner, size=0)
+    cache.embed(["a"])
+    cache.embed(["a"])
+    assert inner.calls == [["a"], ["a"]] and len(cache) == 0 and cache.warm(["a", "b"]) == 0
+    with pytest.raises(EmbeddingError, match="-1"):
+        CachedEmbedder(inner, size=-1)
+
+
+def test_warming_embeds_in_batches_only_what_is_not_kept() -> None:
+    inner = LookupEmbedder(TEXTS, 4)
+    cache = CachedEmbedder(inner)
+    cache.embed(["a"])
+    assert cache.warm(["a", "b", "c", "b"], batch=1) == 2
+    assert inner.calls == [["a"], ["b"], ["c"]]
+    cache.embed(["c", "b"])
+    assert len(inner.calls) == 3
+
+
+def test_one_cache_per_model_in_a_process_and_a_private_one_without_a_key() -> None:
+    minilm = shared_minilm()
+    assert shared_cache(minilm) is shared_cache(minilm) is SearchRetriever(embedder=minilm).text_cache
+    lookup = LookupEmbedder(TEXTS, 4)
+    assert shared_cache(lookup) is not shared_cache(lookup)
+    given = CachedEmbedder(lookup)
+    assert shared_cache(given) is given and Matcher(given, {}).texts is given
+
+
+def test_two_retrievers_embed_a_query_text_once(home: WorldMemory) -> None:
+    minilm = shared_minilm()
+    query = QueryGraph((QueryNode("m", "a mug nobody has mentioned before 7f3a"),), ())
+    first, second = SearchRetriever(embedder=minilm), SearchRetriever(embedder=minilm)
+    first.embeddings(home), second.embeddings(home)  # entities and the memory's words first
+    before = minilm.texts_embedded
+    first.match(home, query)
+    second.match(home, query)
+    assert minilm.texts_embedded - before == 1
+
+
+class _Counting:
+    """The real model, counting the texts each call asks for."""
+
+    def __init__(self) -> None:
+        self.inner = shared_minilm()
+        self.texts: list[str] = []
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
+
+
+def test_a_query_in_the_memorys_own_words_embeds_nothing_after_sync(home: WorldMemory) -> None:
+    model = _Counting()
+    search = SearchRetriever(embedder=model)
+    search.embeddings(home)  # entities, the memory's words and the predicates' templates
+    model.texts.clear()
+    labels = QueryGraph(
+        (QueryNode("m", "blue mug", "dish"), QueryNode("t", "kitchen table"), QueryNode("r", "kitchen")),
+        (QueryEdge("m", "t", "on"), QueryEdge("t", "r", "in room")),
+    )
+    result = search.match(home, labels)
+    assert model.texts == []
+    assert result.mapping == {"m": "mug_1", "t": "table_1", "r": "kitchen"}
+    unknown = QueryGraph((QueryNode("m", "the cup Alex likes"),), ())
+    search.match(home, unknown)
+    assert model.texts == ["the cup Alex likes"]  # a synonym is embedded when it comes
+
+
+def test_without_pre_embedding_the_same_query_embeds_its_texts(home: WorldMemory) -> None:
+    model = _Counting()
+    search = SearchRetriever(embedder=model, text_cache=CachedEmbedder(model, size=0), preembed=False)
+    search.embeddings(home)
+    search.match(home, QueryGraph((QueryNode("warm", "start"),), ()))
+    model.texts.clear()
+    search.match(home, QueryGraph((QueryNode("m", "blue mug", "dish"),), ()))
+    search.match(home, QueryGraph((QueryNode("m", "blue mug", "dish"),), ()))
+    assert model.texts == ["blue mug", "blue mug"]
+
+
+def test_the_vocabulary_puts_shared_labels_first_then_type_and_predicate_names() -> None:
+    entities = [Entity("mug_1", "dish", "white mug"), Entity("mug_2", "dish", "white mug"), Entity("a", "item_box")]
+    words = vocabulary([*entities, Entity("b", "room", "hall")], ["in_room"], limit=10)
+    assert words[0] == "white mug" and {"dish", "item box", "in room", "hall", "room"} <= set(words)
+    assert len(words) == len(set(words)) and len(vocabulary(entities, ["in_room"], limit=2)) == 2
+
+
+def test_type_codes_kept_with_the_rows_give_the_same_similarity_as_computing_them() -> None:
+    embedder = shared_minilm()
+    entities = [
+        Entity("mug_1", "dish", "mug"),
+        Entity("table_1", "furniture", "kitchen table"),
+        Entity("book_1", "item", "cookbook"),
+        Entity("mug_2", "dish", "red mug"),
+        Entity("shelf_1", "furniture", "hall shelf"),
+    ]
+    embeddings = EntityEmbeddings(embedder)
+    embeddings.sync(entities)
+    embeddings.sync([e for e in entities if e.name != "mug_1"] + [Entity("pan_1", "cookware", "pan")])  # rows swap
+    kept = Candidates.from_embeddings(embeddings)
+    computed = Candidates(embeddings.names, embeddings.types, embeddings.matrix)
+    assert kept.kinds is not None and computed.kinds is None
+    assert [kept.type_codes()[0][c] for c in kept.type_codes()[1]] == list(embeddings.types)
+    matcher = Matcher(embedder, {}, is_subtype=lambda t, a: t == a, known_types={"dish", "furniture"})
+    query = QueryGraph((QueryNode("a", "mug", "dish"), QueryNode("b", "table", "furniture"), QueryNode("c", "pan")), ())
+    same = matcher.similarity(query, kept)
+    assert np.array_equal(same, matcher.similarity(query, computed))
+    assert np.isinf(same[0][list(embeddings.names).index("table_1")])  # the type still excludes
+    with pytest.raises(Exception, match="kinds and codes"):
+        Candidates(kept.names, kept.types, kept.vectors, kept.kinds, None)
+
+
+def test_a_row_view_is_built_once_per_change() -> None:
+    embeddings = EntityEmbeddings(LookupEmbedder({}, 4))
+    embeddings.sync([Entity("a", "dish"), Entity("b", "room")])
+    view = embeddings.view()
+    assert embeddings.view() is view and view.names == ("a", "b")
+    embeddings.sync([Entity("b", "room")])
+    assert embeddings.view() is not view and embeddings.names == ("b",) and embeddings.types == ("room",)
+
+
+class _Int8Like(LookupEmbedder):
+    vector_space = "some model/int8"
+
+
+def test_stored_vectors_of_another_vector_space_are_keyed_apart() -> None:
+    mug = Entity("mug_1", "dish", "blue mug")
+    backend = MemoryBackend()
+    EntityEmbeddings(LookupEmbedder({}, 4), backend).sync([mug])
+    published = backend.rows["mug_1"][0]
+    assert published == text_hash(entity_text(mug))
+    other = EntityEmbeddings(_Int8Like({}, 4), backend)
+    assert other.sync([mug]) == 1  # the stored row is of another space: embedded again
+    assert backend.rows["mug_1"][0] == text_hash(entity_text(mug), "some model/int8") != published
+
+
+def test_the_first_sync_reads_the_newest_seq_not_the_whole_history(
+    home: WorldMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    newest = home.history()[-1].seq
+    reads: list[Any] = []
+    original = home.store.history
+
+    def history(memory: str, since_seq: int = 0, limit: int | None = None) -> Any:
+        reads.append((since_seq, limit))
+        return original(memory, since_seq, limit)
+
+    monkeypatch.setattr(home.store, "history", history)
+    assert _last_seq(home) == newest
+    SearchRetriever(embedder=LookupEmbedder({}, 4)).embeddings(home)
+    assert reads == []
