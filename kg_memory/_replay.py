@@ -67,13 +67,17 @@ class _State:
         return frozenset(self.all)
 
     def apply(self, delta: Delta) -> None:
-        self.entities.update({e.name: e for e in delta.new_entities})
+        if delta.new_entities:
+            self.entities.update({e.name: e for e in delta.new_entities})
         self.all.difference_update(delta.remove)
         self.all.update(delta.add)
-        for fact, add in [(f, False) for f in delta.remove] + [(f, True) for f in delta.add]:
-            homes = [self.by_entity[a] for a in set(fact.args)] or [self.nullary]
-            for home in homes:
-                (home.add if add else home.discard)(fact)
+        by_entity = self.by_entity
+        for fact in delta.remove:
+            for home in [by_entity[a] for a in set(fact.args)] or [self.nullary]:
+                home.discard(fact)
+        for fact in delta.add:
+            for home in [by_entity[a] for a in set(fact.args)] or [self.nullary]:
+                home.add(fact)
 
     # StateView
     def facts_about(self, names: Iterable[str]) -> frozenset[Fact]:
