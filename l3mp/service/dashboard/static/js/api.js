@@ -53,6 +53,14 @@ export const api = {
   memories: () => get("/dashboard/api/memories"),
   /** @type {(memory: string, version: number|null) => Promise<import("./payload.js").GraphPayload>} */
   graph: (memory, version) => get(`${memoryPath(memory)}/graph${version === null ? "" : `?version=${version}`}`),
+  outline: (memory, version) => get(`${memoryPath(memory)}/outline${version === null ? "" : `?version=${version}`}`),
+  /** @type {(memory: string, key: string, version: number|null) => Promise<import("./payload.js").GraphPayload>} */
+  part: (memory, key, version) => {
+    const [kind, ...rest] = key.split(":");
+    const query = new URLSearchParams({ [kind]: rest.join(":") });
+    if (version !== null) query.set("version", String(version));
+    return get(`${memoryPath(memory)}/graph?${query}`);
+  },
   entity: (memory, name) => get(`${memoryPath(memory)}/entities/${encodeURIComponent(name)}`),
   runtime: (memory) => get(`${memoryPath(memory)}/runtime`),
   history: (memory, sinceSeq, limit) => get(`${v1(memory)}/updates?since_seq=${sinceSeq}&limit=${limit}`),

@@ -12,7 +12,11 @@ const COLOURS = {
   appliance: "#a8d8b0",
   agent: "#ef9f96",
   liquid: "#a9cfe8",
+  floor: "#ece4d2",
 };
+const CHUNK = 1500; // elements added per frame: the page stays responsive while a large part draws
+
+const nextFrame = () => new Promise((resolve) => requestAnimationFrame(resolve));
 
 const STYLE = [
   {
@@ -58,6 +62,8 @@ const STYLE = [
   { selector: `node[id = '${UNPLACED}']`, style: { "background-color": "#f3f3f3", "border-style": "dashed" } },
   { selector: "node[type = 'robot']", style: { "background-color": "#b58ad0", "border-width": 2, "border-color": "#5b2d7a" } },
   { selector: "node[?flagged]", style: { "border-width": 2, "border-color": "#c98a00" } },
+  { selector: "node.collapsed", style: { "border-style": "dashed", "border-width": 2, "border-color": "#8c7a55", "font-weight": "bold" } },
+  { selector: "node.container[kind = 'floor']", style: { "font-size": 30, "text-max-width": "3000px", "border-width": 3, "background-color": COLOURS.floor } },
   {
     selector: "edge",
     style: {
@@ -81,20 +87,27 @@ const STYLE = [
 ];
 
 export class Graph {
-  constructor(container, onSelect) {
+  constructor(container, onSelect, onOpen = () => {}) {
     this.container = container;
     this.onSelect = onSelect;
+    this.onOpen = onOpen; // a collapsed floor or room was clicked
     this.cy = null;
     this.model = null;
+    this.renders = 0;
     this.filters = { room: "", type: "", text: "" };
   }
 
-  /** @param {import("./payload.js").GraphPayload} payload */
-  render(payload, { keepView = false } = {}) {
+  // Draws the payload (with `collapsed`, the names drawn as closed boxes) a chunk of elements per
+  // frame, containers first; resolves with the number of entities once all is drawn. A newer render
+  // abandons an older one.
+  /** @param {import("./payload.js").GraphPayload & {collapsed?: Set<string>}} payload */
+  async render(payload, { keepView = false } = {}) {
+    const token = ++this.renders;
+    const collapsed = payload.collapsed || new Set();
     const model = buildModel(payload);
     const aspect = Math.max(1, this.container.clientWidth / Math.max(1, this.container.clientHeight));
     const positions = layout(model, aspect);
-    const elements = [];
+    let elements = [];
     const box = (name) => positions.get(name) || { x: 0, y: 0, depth: 0, w: null, h: null };
     if (model.children.has(UNPLACED)) {
       const b = box(UNPLACED);
@@ -110,9 +123,11 @@ export class Graph {
       const container = b.w !== null;
       const width = Math.min(180, Math.max(72, 6.4 * entity.label.length + 20)) - 8;
       const text = entity.flags.length ? `${entity.label}\n${entity.flags.join(" · ")}` : entity.label;
+      const real = entity.kind !== "floor"; // floors and "not in a room" are the outline's, not entities
+      const classes = [real ? "entity" : "", container ? "container" : "", collapsed.has(entity.name) ? "collapsed" : ""];
       elements.push({
         group: "nodes",
-        classes: container ? "entity container" : "entity",
+        classes: classes.filter(Boolean).join(" "),
         data: {
           id: entity.name,
           container: entity.parent || null,
@@ -130,23 +145,36 @@ export class Graph {
       });
     }
     this.model = model;
-    this.types = [...new Set([...model.entities.values()].map((e) => e.type))].sort();
+    this.types = [...new Set([...model.entities.values()].filter((e) => e.kind !== "floor").map((e) => e.type))].sort();
     this.lineage = payload.lineage;
     const view = keepView && this.cy ? { zoom: this.cy.zoom(), pan: { ...this.cy.pan() } } : null;
     if (this.cy) this.cy.destroy();
-    this.cy = window.cytoscape({
+    const cy = window.cytoscape({
       container: this.container,
-      elements,
+      elements: [],
       style: STYLE,
-      layout: { name: "preset", fit: !view, padding: 20 },
-      minZoom: 0.05,
+      minZoom: 0.02,
       maxZoom: 4,
       boxSelectionEnabled: false,
       autoungrabify: true,
       hideEdgesOnViewport: true,
     });
-    if (view) this.cy.viewport(view);
-    this.cy.on("tap", "node.entity", (event) => this.select(event.target.id(), false));
+    this.cy = cy;
+    cy.on("tap", "node.collapsed", (event) => this.onOpen(event.target.id()));
+    cy.on("tap", "node.entity", (event) => {
+      if (!event.target.hasClass("collapsed")) this.select(event.target.id(), false);
+    });
+    const boxes = elements.filter((e) => e.classes.includes("container"));
+    elements = [...boxes, ...elements.filter((e) => !e.classes.includes("container"))];
+    for (let i = 0; i < elements.length; i += CHUNK) {
+      if (i > 0) await nextFrame();
+      if (token !== this.renders) return model.entities.size;
+      cy.batch(() => cy.add(elements.slice(i, i + CHUNK)));
+      if (i === 0) {
+        if (view) cy.viewport(view);
+        else cy.fit(undefined, 20);
+      }
+    }
     this.markChanged(payload.diff);
     this.applyFilters(!view);
     return model.entities.size;
@@ -155,6 +183,17 @@ export class Graph {
   rooms() {
     if (!this.model) return [];
     return [...this.model.entities.values()].filter((e) => e.kind === "room").map((e) => [e.name, e.label]);
+  }
+
+  // Centres the view on a drawn node (a part just opened).
+  focus(name) {
+    const node = this.cy && this.cy.getElementById(name);
+    if (!node || !node.nonempty()) return;
+    this.cy.fit(node, 40);
+    if (this.cy.zoom() > 1.2) {
+      this.cy.zoom(1.2);
+      this.cy.center(node);
+    }
   }
 
   markChanged(diff) {

@@ -127,7 +127,7 @@ export function buildModel(payload) {
   let unplaced = false;
   for (const entity of entities.values()) {
     let parent = entity.parent && entities.has(entity.parent) ? entity.parent : null;
-    if (!parent && entity.kind !== "room") {
+    if (!parent && entity.kind !== "room" && entity.kind !== "floor") {
       parent = UNPLACED;
       unplaced = true;
     }

@@ -1,6 +1,7 @@
 // The dashboard: wires the panels to the service. State lives here; each panel only draws.
 
 import { ApiError, api, apiKey, follow, setApiKey } from "./api.js";
+import { Detail } from "./detail.js";
 import { clear, el } from "./dom.js";
 import { Graph } from "./graph.js";
 import { renderDetails, renderMemories, renderPlan, renderRuntime } from "./panels.js";
@@ -9,11 +10,11 @@ import { Timeline } from "./timeline.js";
 const $ = (id) => document.getElementById(id);
 const HISTORY_PAGE = 200;
 
-const state = { memory: null, memories: [], now: 0, version: null, selected: null, stream: null, refresh: null };
-const metrics = { firstRender: null, graphLoads: 0 };
-window.l3mpDashboard = { metrics, state, get cy() { return graph.cy; }, get graph() { return graph; } };
+const state = { memory: null, memories: [], now: 0, version: null, selected: null, stream: null, refresh: null, detail: null };
+const metrics = { firstRender: null, graphLoads: 0, lastOpen: null };
+window.l3mpDashboard = { metrics, state, open: openPart, get cy() { return graph.cy; }, get graph() { return graph; } };
 
-const graph = new Graph($("graph"), (name) => showEntity(name));
+const graph = new Graph($("graph"), (name) => showEntity(name), (id) => openPart(state.detail ? state.detail.keyOf(id) : null));
 const timeline = new Timeline($("timeline"), revert);
 
 function status(message, kind = "error") {
@@ -54,6 +55,7 @@ async function open(name) {
   if (state.stream) state.stream.abort();
   timeline.reset();
   const row = state.memories.find((m) => m.name === name);
+  state.detail = row && row.detail === "outline" ? new Detail() : null;
   await loadGraph();
   const since = Math.max(0, (row ? row.updates : 0) - HISTORY_PAGE);
   const page = await api.history(name, since, 1000);
@@ -65,14 +67,11 @@ async function open(name) {
 
 async function loadGraph({ keepView = false } = {}) {
   const start = performance.now();
-  const payload = await api.graph(state.memory, state.version);
+  const payload = state.detail ? await detailPayload() : await api.graph(state.memory, state.version);
   if (payload.memory !== state.memory) return;
   const fetched = performance.now();
   state.now = payload.now;
-  const count = graph.render(payload, { keepView });
-  const facts = payload.facts.predicate.length;
-  $("graph-count").textContent = `${count} entities · ${facts} facts · version ${payload.version}${state.version === null ? "" : ` of ${payload.now}`}`;
-  $("graph").dataset.entities = String(count);
+  showCount(payload, await graph.render(payload, { keepView }));
   const slider = $("version");
   slider.max = String(payload.now);
   if (state.version === null) slider.value = String(payload.now);
@@ -89,12 +88,56 @@ async function loadGraph({ keepView = false } = {}) {
   }
 }
 
+function showCount(payload, count) {
+  const facts = payload.facts.predicate.length;
+  const whole = state.detail ? ` drawn of ${state.detail.outline.entities} (click a floor or room to open it)` : "";
+  $("graph-count").textContent = `${count} entities · ${facts} facts${whole} · version ${payload.version}${state.version === null ? "" : ` of ${payload.now}`}`;
+  $("graph").dataset.entities = String(count);
+}
+
+// A large memory: its outline, and again each part that is open (they may have changed).
+async function detailPayload() {
+  const detail = state.detail;
+  const [outline, ...parts] = await Promise.all([
+    api.outline(state.memory, state.version),
+    ...[...detail.parts.keys()].map((key) => api.part(state.memory, key, state.version).catch(() => null)),
+  ]);
+  const keys = [...detail.parts.keys()];
+  detail.outline = outline;
+  detail.parts = new Map(keys.map((key, i) => [key, parts[i]]).filter(([, part]) => part));
+  return detail.compose();
+}
+
+// Opens a floor or a room of a large memory ("floor:F" or "room:R"): fetches it and draws it in
+// place. Resolves with the milliseconds from asking to the second frame after it was drawn.
+async function openPart(key) {
+  const detail = state.detail;
+  if (!detail || !key || detail.parts.has(key)) return 0;
+  const start = performance.now();
+  try {
+    detail.opened(key, await api.part(state.memory, key, state.version));
+    const payload = detail.compose();
+    showCount(payload, await graph.render(payload));
+    const [kind, ...rest] = key.split(":");
+    const name = rest.join(":");
+    graph.focus(kind === "floor" && detail.floors > 1 ? `__floor:${name}` : name);
+    fillFilters();
+  } catch (error) {
+    status(explain(error));
+  }
+  await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  metrics.lastOpen = performance.now() - start;
+  return metrics.lastOpen;
+}
+
 function fillFilters() {
   const room = $("room-filter");
   const type = $("type-filter");
   const keep = [room.value, type.value];
   clear(room).append(el("option", { value: "", text: "all rooms" }));
-  for (const [name, label] of graph.rooms().sort((a, b) => a[1].localeCompare(b[1]))) room.append(el("option", { value: name, text: label }));
+  const outline = state.detail && state.detail.outline;
+  const rooms = outline ? outline.rooms.name.map((name, i) => [name, outline.rooms.label[i]]) : graph.rooms();
+  for (const [name, label] of rooms.sort((a, b) => a[1].localeCompare(b[1]))) room.append(el("option", { value: name, text: label }));
   clear(type).append(el("option", { value: "", text: "all types" }));
   const types = new Set(graph.types.flatMap((t) => (graph.lineage[t] || [t]).filter((x) => x !== "object")));
   for (const t of [...types].sort()) type.append(el("option", { value: t, text: t }));
@@ -191,7 +234,11 @@ function wire() {
     status("");
     await boot();
   });
-  $("room-filter").addEventListener("change", (e) => graph.setFilter("room", e.target.value));
+  $("room-filter").addEventListener("change", async (e) => {
+    const room = e.target.value;
+    if (room && state.detail) await openPart(state.detail.keyForRoom(room));
+    graph.setFilter("room", room);
+  });
   $("type-filter").addEventListener("change", (e) => graph.setFilter("type", e.target.value));
   $("search").addEventListener("input", (e) => {
     const count = graph.setFilter("text", e.target.value);
