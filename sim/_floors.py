@@ -12,6 +12,7 @@ as before, draw for draw.
 
 from __future__ import annotations
 
+from collections import Counter
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
@@ -36,7 +37,7 @@ def make_floors(builder: HomeBuilder, spec: BuildingSpec) -> None:
     """Every floor's rooms, the ground floor first; a room's label names its floor."""
     for floor, count in enumerate(spec.rooms_per_floor(), start=1):
         kinds = floor_room_kinds(count)
-        totals = {kind.stem: kinds.count(kind) for kind in kinds}
+        totals = Counter(kind.stem for kind in kinds)
         seen: dict[str, int] = {}
         for kind in kinds:
             index = seen.get(kind.stem, 0)

@@ -63,7 +63,8 @@ class HomeBuilder:
         self.items: list[str] = []
         self.room_of: dict[str, str] = {}
         self.faucet_of: dict[str, str] = {}
-        self.holds: dict[str, tuple[tuple[str, float], ...]] = {}
+        self.holds: dict[str, dict[str, float]] = {}  # receptacle -> item type -> weight
+        self.numbered: dict[str, int] = {}  # "blue mug" -> the last N of a "blue mug N" label
         self.rename: dict[str, str] = {}
 
     # -- names and entities --
@@ -155,7 +156,7 @@ class HomeBuilder:
                 self._make_appliance(name, fixture.type, room)
                 continue
             self.receptacles.append(name)
-            self.holds[name] = fixture.holds
+            self.holds[name] = dict(fixture.holds)
             self._fact("in_room", name, room)
             if fixture.type in CONTAINER_TYPES:
                 chance = FRIDGE_OPEN if fixture.noun == "fridge" else OPEN
@@ -207,7 +208,7 @@ class HomeBuilder:
 
     def _make_item(self, kind: ItemKind) -> str:
         noun = self.rng.choice(kind.nouns)
-        label = _unique_label(self.rng, kind.adjectives, noun, self.labels)
+        label = _unique_label(self.rng, kind.adjectives, noun, self.labels, self.numbered)
         adjective = label.split(" ")[0]
         name = self._add(Entity(self._name(_slug(noun)), kind.type, label, {"noun": noun, "adjective": adjective}))
         self.items.append(name)
@@ -225,8 +226,8 @@ class HomeBuilder:
 
     def _places_for(self, item_type: str) -> tuple[list[str], list[float]]:
         """Receptacles an item of this type starts in, with cumulative weights for ``rng.choices``."""
-        names = [r for r in self.receptacles if dict(self.holds[r]).get(item_type, 0) > 0]
-        weights = [dict(self.holds[r])[item_type] for r in names]
+        names = [r for r in self.receptacles if self.holds[r].get(item_type, 0) > 0]
+        weights = [self.holds[r][item_type] for r in names]
         if not names:  # a small home without the usual place: any surface, else anything
             names = [r for r in self.receptacles if self._type(r) == "surface"] or list(self.receptacles)
             weights = [1.0] * len(names)
@@ -284,8 +285,11 @@ class HomeBuilder:
 
     def home(self, spec: HomeSpec) -> Home:
         r = self._renamed
-        entities = tuple(Entity(r(e.name), e.type, e.label, e.attrs) for e in self.entities)
-        facts = frozenset(Fact(f.predicate, tuple(r(a) for a in f.args)) for f in self.facts)
+        if self.rename:
+            entities = tuple(Entity(r(e.name), e.type, e.label, e.attrs) for e in self.entities)
+            facts = frozenset(Fact(f.predicate, tuple(r(a) for a in f.args)) for f in self.facts)
+        else:  # already checked when made: checking 50,000 names again took longer than making them
+            entities, facts = tuple(self.entities), frozenset(self.facts)
         constants = (Entity(ROBOT, "robot", "robot"), *(Entity(liquid, "liquid", liquid) for liquid in LIQUIDS))
         by_type: dict[str, list[str]] = {}
         for entity in entities:
@@ -294,9 +298,7 @@ class HomeBuilder:
         for fact in self.facts:
             if fact.predicate == "connected":
                 neighbours[r(fact.args[0])].append(r(fact.args[1]))
-        receptacles_for = {
-            t: tuple(r(x) for x in self.receptacles if dict(self.holds[x]).get(t, 0) > 0) for t in ITEM_TYPES
-        }
+        receptacles_for = {t: tuple(r(x) for x in self.receptacles if self.holds[x].get(t, 0) > 0) for t in ITEM_TYPES}
         return Home(
             spec=spec,
             entities=entities,
@@ -348,14 +350,22 @@ def _person_labels(rng: random.Random, count: int) -> list[str]:
     return labels
 
 
-def _unique_label(rng: random.Random, adjectives: Sequence[str], noun: str, used: set[str]) -> str:
-    """An adjective and the noun ("blue mug"), another adjective if taken, numbered once all are taken."""
+def _unique_label(
+    rng: random.Random, adjectives: Sequence[str], noun: str, used: set[str], numbered: dict[str, int]
+) -> str:
+    """An adjective and the noun ("blue mug"), another adjective if taken, numbered once all are taken.
+
+    ``numbered`` remembers the last number given to each adjective and noun: labels only ever get taken,
+    so the search for a free number goes on from there instead of from 2 (quadratic in a building).
+    """
     start = rng.randrange(len(adjectives))
     for offset in range(len(adjectives)):
         label = f"{adjectives[(start + offset) % len(adjectives)]} {noun}"
         if label not in used:
             return label
-    number = 2
-    while f"{adjectives[start]} {noun} {number}" in used:
+    base = f"{adjectives[start]} {noun}"
+    number = numbered.get(base, 1) + 1
+    while f"{base} {number}" in used:
         number += 1
-    return f"{adjectives[start]} {noun} {number}"
+    numbered[base] = number
+    return f"{base} {number}"
