@@ -44,11 +44,19 @@ class RuleIndex:
         # once found to fit its predicate stays fit (entities are never removed nor retyped)
         self._effects: dict[Fact, _Effect] = {}
         self._subtype: dict[tuple[str, str], bool] = {}
+        # the delta last found clean, with its buckets' counts after it and its holders' changes
+        self._checked: tuple[Delta, dict[_Bucket, list[int]], dict[_Holder, int]] | None = None
 
     # -- the counters ----------------------------------------------------------------------
 
     def apply(self, delta: Delta) -> None:
         """Count an applied delta's changes (whether or not it was checked here)."""
+        checked, self._checked = self._checked, None
+        if checked is not None and checked[0] is delta:  # counted by the check that passed it
+            self._buckets.update(checked[1])
+            for holder, step in checked[2].items():
+                self._holders[holder] += step
+            return
         for facts, step in ((delta.remove, -1), (delta.add, 1)):
             for fact in facts:
                 effect = self._effects.get(fact) or self._effect(fact)
@@ -89,15 +97,15 @@ class RuleIndex:
     ) -> bool:
         """Whether the verifier would find nothing wrong with ``delta`` on the state whose
         entities and facts these are (``False`` means: ask the verifier)."""
+        self._checked = None
         remove, add = delta.remove, delta.add
-        if delta.new_entities or not remove.isdisjoint(add):
-            return False
-        if any(f not in present for f in remove) or any(f in present for f in add):
+        # a fact both removed and added fails one of these two (it cannot be present and absent)
+        if delta.new_entities or any(f not in present for f in remove) or any(f in present for f in add):
             return False
         changing_static = source in SOURCES_CHANGING_STATIC
         after: dict[_Bucket, list[int]] = {}
         landed: list[_Bucket] = []
-        change: dict[_Holder, int] = defaultdict(int)
+        change: dict[_Holder, int] = {}
         for facts, step in ((remove, -1), (add, 1)):
             for fact in facts:
                 effect = self._effects.get(fact) or self._effect(fact)
@@ -117,10 +125,13 @@ class RuleIndex:
                     if step > 0:
                         landed.append(bucket)
                 for holder in effect.holders:
-                    change[holder] += step
-        return self._groups_hold(after, landed) and (
-            source in SOURCES_LOSING_TRACK or self._holders_kept(change, entities)
-        )
+                    change[holder] = change.get(holder, 0) + step
+        if not self._groups_hold(after, landed):
+            return False
+        if source not in SOURCES_LOSING_TRACK and not self._holders_kept(change, entities):
+            return False
+        self._checked = (delta, after, change)
+        return True
 
     def _fits_schema(self, fact: Fact, entities: Mapping[str, Entity]) -> bool:
         """Schema, arity and argument types as the verifier checks them; numeric facts and the
