@@ -38,6 +38,14 @@ class RuleIndex:
         self._required = frozenset(
             p for i in domain.rules.invariants if i.kind is InvariantKind.REQUIRES for p in i.predicates()
         )
+        # per predicate, the numbers of the groups and at-least-one invariants it takes part in
+        self._rules_of: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
+            predicate: (
+                tuple(n for n, g in enumerate(self._groups) if any(p.predicate == predicate for p in g.patterns)),
+                tuple(n for n, i in enumerate(self._at_least_one) if any(p.predicate == predicate for p in i.patterns)),
+            )
+            for predicate in domain.predicates
+        }
         self._buckets: dict[_Bucket, list[int]] = {}
         self._holders: dict[_Holder, int] = defaultdict(int)
         # facts recur through a history, so what each one counts in is worked out once; a fact
@@ -74,14 +82,14 @@ class RuleIndex:
 
     def _effect(self, fact: Fact) -> _Effect:
         """The buckets a fact counts in (with its pattern) and the holders it makes."""
+        groups, invariants = self._rules_of.get(fact.predicate, ((), ()))
         buckets = []
-        for number, group in enumerate(self._groups):
-            if all(p.predicate != fact.predicate for p in group.patterns):
-                continue
-            hit = group.key_of(fact)
+        for number in groups:
+            hit = self._groups[number].key_of(fact)
             buckets.append((_UNKEYED, 0) if hit is None else ((number, hit[1]), hit[0]))
         holders = []
-        for number, invariant in enumerate(self._at_least_one):
+        for number in invariants:
+            invariant = self._at_least_one[number]
             names = {b[invariant.var] for p in invariant.patterns if (b := p.match(fact)) and invariant.var in b}
             holders += [(number, name) for name in sorted(names)]
         schema = self.domain.predicates.get(fact.predicate)
