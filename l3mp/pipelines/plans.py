@@ -33,6 +33,7 @@ from l3mp.prompts import GoalInput, goal
 from planning import DEFAULT_PLANNER, GroundAction, PlanStatus, World
 from planning.explain import cost_sentence, explain
 from planning.goal_checker import check_goal
+from planning.memory_world import MemoryWorld, WorldSnapshot
 from planning.problem import focused_context, goal_objects
 from planning.reachability import impossible_gaps
 from planning.tiers import TierAttempt, TieredPlan, TieredPlanner
@@ -166,6 +167,8 @@ class TaskPlanner:
             memory.domain, planner=self.config.planner, timeout=self.config.timeout, optimal=self.config.optimal
         )
         self._deadline: float | None = None  # time.monotonic() by which the current request must end
+        # the memory as a planning world, synced from its history between requests (not read whole each time)
+        self.worlds = MemoryWorld(memory)
 
     def plan(self, request: str = "", *, goal: str | None = None, notes: Sequence[str] = ()) -> PlanReport:
         """Plan for ``request`` (through the model) or for ``goal`` (PDDL, no model).
@@ -188,7 +191,7 @@ class TaskPlanner:
 
     def _plan_goal(self, request: str, text: str) -> PlanReport:
         started = time.perf_counter()
-        state = self.memory.state()
+        state = self.worlds.snapshot()
         check = check_goal(text, self.memory.domain, state.entities)
         if check.goal is None or check.issues:
             return PlanReport(status=PlanOutcome.INVALID_GOAL, request=request, goal=text, issues=check.issues)
@@ -225,7 +228,7 @@ class TaskPlanner:
                 status=PlanOutcome.INVALID_REQUEST, request=request, issues=retrieved.problems, usage=usage
             )
         context = retrieved.context
-        state = self.memory.state()
+        state = self.worlds.snapshot()
         unknowns = context_unknowns(self.memory, context)
         inputs = GoalInput(
             domain=self.memory.domain,
@@ -275,7 +278,7 @@ class TaskPlanner:
             return PlanReport(
                 status=PlanOutcome.INVALID_GOAL, request=request, issues=(issue,), usage=usage, timings=timings
             )
-        state = self.memory.state()
+        state = self.worlds.snapshot()
         check = check_goal(chosen.goal, self.memory.domain, state.entities)
         if check.goal is None or check.issues:
             issues = check.issues or ("the chosen goal could not be read",)
@@ -286,7 +289,7 @@ class TaskPlanner:
 
     # -- shared steps ----------------------------------------------------------------------------
 
-    def _ask_goal(self, exchange: Exchange, state: State) -> Parsed[tuple[str, Formula]]:
+    def _ask_goal(self, exchange: Exchange, state: WorldSnapshot) -> Parsed[tuple[str, Formula]]:
         domain = self.memory.domain
 
         def parse(data: object) -> tuple[str, Formula]:
@@ -303,14 +306,14 @@ class TaskPlanner:
         text: str,
         formula: Formula,
         seeds: set[str],
-        state: State,
+        state: WorldSnapshot,
         timings: dict[str, float],
         usage: Usage,
         retrieval: Mapping[str, object],
     ) -> PlanReport:
         started = time.perf_counter()
         domain = self.memory.domain
-        world = world_of(domain, state)
+        world = state.world  # shared with later requests: the tiers validate on copies of it
         gaps = impossible_gaps(world, formula)  # what is missing, in milliseconds, before any planner runs
         if gaps:
             timings["planning"] = time.perf_counter() - started
@@ -334,7 +337,8 @@ class TaskPlanner:
         issues = tuple(a.reason for a in tiered.attempts if a.reason)
         if tiered.status is PlanStatus.TIMEOUT:
             issues += (f"the request's deadline of {self.config.deadline:g} s ran out while planning",)
-        labels = {name: e.label for name, e in state.entities.items() if e.label}
+        named = {name for action in tiered.plan for name in action.args}
+        labels = {name: e.label for name in named if (e := state.entities.get(name)) is not None and e.label}
         lines = tuple(explain(tiered.plan, domain, labels=labels)) if tiered.solved else ()
         cost, optimal = tiered.cost, tiered.optimal
         said = cost_sentence(domain, cost, optimal, self.config.optimal) if cost is not None else ""
