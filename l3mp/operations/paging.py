@@ -24,6 +24,7 @@ from l3mp.operations.ops import Operations
 
 PAGE_ENTITIES = 2_000  # a page as a JSON body stays well under the service's 1 MB default limit
 MAX_PAGE_ENTITIES = 10_000  # what one perception update may create (EntitiesIn)
+MAX_PAGE_FACTS = 10_000  # and the facts it may carry
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -44,9 +45,12 @@ def entity_pages(
     *,
     size: int = PAGE_ENTITIES,
     rooms: Collection[str] | None = None,
+    max_facts: int = MAX_PAGE_FACTS,
 ) -> list[Page]:
     """``entities`` and ``facts`` in pages of about ``size`` entities (a room bigger than that is one
-    page of its own). ``rooms`` names the roots (default: entities of type ``room``)."""
+    page of its own). ``rooms`` names the roots (default: entities of type ``room``). A page over
+    ``max_facts`` facts passes those it need not carry on to the next (a building's rooms come with
+    more links between them than one update may hold)."""
     if size < 1:
         raise InvalidValue("page size", size, "a page holds at least one entity")
     facts = sorted(facts, key=str)
@@ -66,7 +70,22 @@ def entity_pages(
     placed: list[list[Fact]] = [[] for _ in groups]
     for fact in facts:  # arguments no page creates (constants, entities already known) ask for no page
         placed[max((page_of.get(a, 0) for a in fact.args), default=0)].append(fact)
+    for index in range(len(groups) - 1):
+        placed[index], spilled = _spill(placed[index], groups[index], room_names, max_facts)
+        placed[index + 1][:0] = spilled
     return [Page(entities=tuple(g), facts=tuple(f)) for g, f in zip(groups, placed, strict=True)]
+
+
+def _spill(facts: list[Fact], created: list[Entity], rooms: set[str], cap: int) -> tuple[list[Fact], list[Fact]]:
+    """The facts a page keeps and those it passes on: only facts about rooms (which need no placing)
+    or about nothing it creates may wait for a later page."""
+    if len(facts) <= cap:
+        return facts, []
+    new = {e.name for e in created}
+    keep = [f for f in facts if f.args and f.args[0] not in rooms and new.intersection(f.args)]
+    movable = [f for f in facts if not (f.args and f.args[0] not in rooms and new.intersection(f.args))]
+    room = max(0, cap - len(keep))
+    return keep + movable[:room], movable[room:]
 
 
 def room_of(rooms: Collection[str], facts: Iterable[Fact]) -> dict[str, str]:
@@ -141,8 +160,9 @@ def add_in_pages(ops: Operations, memory: str, pages: Sequence[Page], *, input: 
     (pages of other rooms do not depend on it), and its verdict says why."""
     out = []
     for index, page in enumerate(pages, start=1):
-        if len(page.entities) > MAX_PAGE_ENTITIES:
-            raise InvalidValue("page", index, f"it has {len(page.entities)} entities, over {MAX_PAGE_ENTITIES}")
+        if len(page.entities) > MAX_PAGE_ENTITIES or len(page.facts) > MAX_PAGE_FACTS:
+            counts = f"{len(page.entities)} entities and {len(page.facts)} facts"
+            raise InvalidValue("page", index, f"it has {counts}, over {MAX_PAGE_ENTITIES} or {MAX_PAGE_FACTS}")
         body = EntitiesIn(
             entities=[EntityBody.of(e) for e in page.entities],
             facts=[str(f) for f in page.facts],

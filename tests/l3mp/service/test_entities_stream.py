@@ -131,3 +131,19 @@ def test_pages_hold_whole_rooms_and_every_fact_once(home: object) -> None:
         known |= {e.name for e in page.entities}
         assert all(a in known or a not in created for f in page.facts for a in f.args)
     assert json.loads(json.dumps(pages[1].to_json()))["entities"][0]["name"] == pages[1].entities[0].name
+
+
+def test_a_page_with_too_many_facts_passes_the_links_between_rooms_on(make_client: Factory) -> None:
+    building = generate_home(HomeSpec.building(2_000, 1))
+    pages = entity_pages(building.entities, building.facts, size=400, max_facts=300)
+    assert (
+        len(pages[0].facts) <= 300 < sum(len(f.args) == 2 and {*f.args} <= set(building.rooms) for f in building.facts)
+    )
+    assert sorted((f for p in pages for f in p.facts), key=str) == sorted(building.facts, key=str)
+    client = make_client()
+    name = _memory(client)
+    for page in pages:
+        answer = client.post(f"/v1/memories/{name}/entities", json=page.to_json())
+        assert answer.status_code == 200 and answer.json()["status"] == "applied", answer.text[:300]
+    state = client.get(f"/v1/memories/{name}/state").json()
+    assert sorted(state["facts"]) == sorted(str(f) for f in building.facts)
