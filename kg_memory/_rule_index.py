@@ -80,8 +80,9 @@ class RuleIndex:
             counts = self._buckets[bucket] = [0] * len(self._groups[bucket[0]].patterns)
         return counts
 
-    def _effect(self, fact: Fact) -> _Effect:
-        """The buckets a fact counts in (with its pattern) and the holders it makes."""
+    def _effect(self, fact: Fact, entities: Mapping[str, Entity] | None = None) -> _Effect:
+        """The buckets a fact counts in (with its pattern) and the holders it makes; with the
+        state's entities, also whether it fits its predicate."""
         groups, invariants = self._rules_of.get(fact.predicate, ((), ()))
         buckets = []
         for number in groups:
@@ -94,7 +95,10 @@ class RuleIndex:
             holders += [(number, name) for name in sorted(names)]
         schema = self.domain.predicates.get(fact.predicate)
         effect = self._effects[fact] = _Effect(
-            fits=False, static=schema is not None and schema.static, buckets=tuple(buckets), holders=tuple(holders)
+            fits=entities is not None and self._fits_schema(fact, entities),
+            static=schema is not None and schema.static,
+            buckets=tuple(buckets),
+            holders=tuple(holders),
         )
         return effect
 
@@ -116,7 +120,7 @@ class RuleIndex:
         change: dict[_Holder, int] = {}
         for facts, step in ((remove, -1), (add, 1)):
             for fact in facts:
-                effect = self._effects.get(fact) or self._effect(fact)
+                effect = self._effects.get(fact) or self._effect(fact, entities)
                 if not effect.fits:
                     if not self._fits_schema(fact, entities):
                         return False
