@@ -199,10 +199,7 @@ def load(
     conn: sqlite3.Connection, memory_id: int, updates: Sequence[Update], checkpoints: Iterable[Checkpoint]
 ) -> None:
     """Append already-verified, stamped updates and their checkpoints (an import's batch)."""
-    rows = []
-    for update in updates:
-        row = update_row(update)
-        rows.append((memory_id, timestamp_us(update.time), *(row[c] for c in UPDATE_COLUMNS)))
+    rows = [(memory_id, timestamp_us(u.time), *loaded_row(u)) for u in updates]
     placeholders = ", ".join("?" for _ in range(len(UPDATE_COLUMNS) + 2))
     conn.executemany(f"INSERT INTO updates (memory_id, ts, {', '.join(UPDATE_COLUMNS)}) VALUES ({placeholders})", rows)
     touches = [
@@ -219,18 +216,34 @@ def load(
         )
 
 
-# An import writes a checkpoint every few hundred updates of one home: the same entities and
-# mostly the same facts each time, so their texts are kept between checkpoints.
-_FACT_TEXTS: dict[Fact, str] = {}
-_FACT_TEXTS_MAX = 1 << 16
-_ENTITIES_TEXT: list[tuple[tuple[Entity, ...], str]] = []
-_compact = json.JSONEncoder(separators=(",", ":")).encode
+def loaded_row(update: Update) -> tuple[Any, ...]:
+    """``update_row``'s values in ``UPDATE_COLUMNS`` order, the same text, made from the fact
+    texts an import keeps (its deltas' facts are its checkpoints' facts)."""
+    delta = update.delta
+    if delta.new_entities:
+        delta_text = json.dumps(delta.to_json())
+    else:
+        delta_text = (
+            f'{{"remove": {_dumps(_texts(delta.remove))}, "add": {_dumps(_texts(delta.add))}, "new_entities": []}}'
+        )
+    return (
+        update.seq,
+        update.id,
+        update.source.value,
+        update.input,
+        delta_text,
+        update.status.value,
+        json.dumps([i.to_json() for i in update.issues]) if update.issues else "[]",
+        update.version,
+        update.time.isoformat(),
+        json.dumps(dict(update.meta)) if update.meta else "{}",
+    )
 
 
-def encoded_checkpoint(checkpoint: Checkpoint) -> bytes:
-    """``checkpoint.encode()``, byte for byte, from the texts kept of the one before it."""
+def _texts(facts: Iterable[Fact]) -> list[str]:
+    """The facts' texts, sorted (as ``Delta.to_json`` and ``Checkpoint.encode`` list them)."""
     texts = []
-    for fact in checkpoint.facts:
+    for fact in facts:
         text = _FACT_TEXTS.get(fact)
         if text is None:
             if len(_FACT_TEXTS) >= _FACT_TEXTS_MAX:
@@ -238,6 +251,21 @@ def encoded_checkpoint(checkpoint: Checkpoint) -> bytes:
             text = _FACT_TEXTS[fact] = str(fact)
         texts.append(text)
     texts.sort()
+    return texts
+
+
+# An import writes a checkpoint every few hundred updates of one home: the same entities and
+# mostly the same facts each time, so their texts are kept between checkpoints.
+_FACT_TEXTS: dict[Fact, str] = {}
+_FACT_TEXTS_MAX = 1 << 16
+_ENTITIES_TEXT: list[tuple[tuple[Entity, ...], str]] = []
+_compact = json.JSONEncoder(separators=(",", ":")).encode
+_dumps = json.JSONEncoder().encode  # json.dumps with its defaults
+
+
+def encoded_checkpoint(checkpoint: Checkpoint) -> bytes:
+    """``checkpoint.encode()``, byte for byte, from the texts kept of the one before it."""
+    texts = _texts(checkpoint.facts)
     kept = _ENTITIES_TEXT[0] if _ENTITIES_TEXT else None
     if kept is not None and kept[0] is checkpoint.entities:
         entities = kept[1]
