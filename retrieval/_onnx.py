@@ -148,6 +148,9 @@ class _Loaded:
                 options = onnxruntime.SessionOptions()
                 options.intra_op_num_threads = 1 if small else 0  # 0: one per core
                 options.inter_op_num_threads = 1
+                # idle workers sleep instead of spinning: on a shared machine spinning threads
+                # took the cores the others needed, and a batch ran slower on two threads than one
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 self._sessions[small] = onnxruntime.InferenceSession(
                     str(self._file), options, providers=["CPUExecutionProvider"]
                 )
