@@ -18,7 +18,6 @@ import psutil
 from rich.console import Console
 
 from experiments.harness import judged, measures_table, ms, verdict
-from experiments.service.loadgen import owned_entities
 from experiments.service.server import Server, create_home
 
 # the issue's targets: observations per second from 20 clients, the generator on the same cores;
@@ -212,6 +211,10 @@ VARIANTS = {
 
 def measure_load(clients: int, updates: int, workdir: Path, variant: Variant | None = None) -> dict[str, Any]:
     """Start a server, load it, check it; the figures."""
+    # imported here: the generator runs as ``python -m experiments.service.loadgen``, which must not
+    # find itself imported already by this package
+    from experiments.service.loadgen import owned_entities
+
     variant = variant or VARIANTS["in-process"]
     stats = workdir / f"{variant.name}-groups.json"
     env = {"L3MP_GROUP_COMMIT": "on" if variant.group_commit else "off"}
