@@ -312,7 +312,6 @@ STAIRWELL = RoomKind("stairwell", "stairwell", (Fixture("landing light", "light"
 CORRIDOR = RoomKind("corridor", "corridor", HALLWAY.fixtures, 0.14)
 WARD = RoomKind("ward", "ward", BEDROOM.fixtures, 0.30)
 WASHROOM = RoomKind("washroom", "washroom", BATHROOM.fixtures, 0.17)
-STAFF_OFFICE = RoomKind("office", "office", OFFICE.fixtures, 0.12)
 DAY_ROOM = RoomKind("day room", "day_room", LIVING.fixtures, 0.08)
 KITCHENETTE = RoomKind("kitchenette", "kitchenette", KITCHEN.fixtures, 0.07)
 CANTEEN = RoomKind("canteen", "canteen", DINING.fixtures, 0.05)
@@ -325,7 +324,7 @@ FLOOR_ROOM_KINDS = (
     CORRIDOR,
     WARD,
     WASHROOM,
-    STAFF_OFFICE,
+    OFFICE,
     DAY_ROOM,
     KITCHENETTE,
     CANTEEN,
