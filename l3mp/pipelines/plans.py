@@ -158,7 +158,12 @@ class TaskPlanner:
         config: PlanConfig | None = None,
         *,
         retriever: Retriever | None = None,
+        worlds: MemoryWorld | None = None,
     ) -> None:
+        """``worlds``: the memory's planning world kept between requests; pass one kept by the caller
+        (one per memory) when planners are made per request, so it is not read whole each time."""
+        if worlds is not None and worlds.memory is not memory:
+            raise InvalidValue("worlds", worlds.memory.name, f"it keeps another memory than {memory.name!r}")
         self.memory = memory
         self.model = model
         self.config = config or PlanConfig()
@@ -168,7 +173,7 @@ class TaskPlanner:
         )
         self._deadline: float | None = None  # time.monotonic() by which the current request must end
         # the memory as a planning world, synced from its history between requests (not read whole each time)
-        self.worlds = MemoryWorld(memory)
+        self.worlds = worlds or MemoryWorld(memory)
 
     def plan(self, request: str = "", *, goal: str | None = None, notes: Sequence[str] = ()) -> PlanReport:
         """Plan for ``request`` (through the model) or for ``goal`` (PDDL, no model).

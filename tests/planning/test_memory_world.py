@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from kg_memory import Delta, DomainRegistry, Entity, Fact, UpdateSource, WorldMemory
+from kg_memory.errors import InvalidValue
 from kg_memory.stores import SQLiteStore
 from l3mp.pipelines.plans import PlanConfig, TaskPlanner
 from planning.memory_world import MemoryWorld, WorldSnapshot
@@ -111,3 +112,17 @@ def test_a_reused_planner_plans_as_a_fresh_one(store: SQLiteStore, sim: Simulato
         assert mine.explanation == fresh.explanation and mine.version == memory.version
         assert [a.problem for a in mine.tiers.attempts] == [a.problem for a in fresh.tiers.attempts]  # type: ignore[union-attr]
     assert reused.worlds.full_reads == 1
+
+
+def test_planners_made_per_request_share_one_kept_world(store: SQLiteStore, sim: Simulator) -> None:
+    memory = _memory(store, sim)
+    worlds = MemoryWorld(memory)
+    for _ in range(2):
+        _follow_events(memory, sim, 2)
+        goal = sim.new_task().task.goal_pddl
+        report = TaskPlanner(memory, config=PlanConfig(retriever="full"), worlds=worlds).plan(goal=goal)
+        assert report.version == memory.version
+    assert worlds.full_reads == 1 and worlds.synced >= 2
+    other = _memory(store, sim)
+    with pytest.raises(InvalidValue, match="another memory"):
+        TaskPlanner(other, worlds=worlds)
