@@ -34,6 +34,10 @@ PATH = "/memories/entities.jsonl"
 
 writes = APIRouter(prefix="", tags=["state"], dependencies=[WriteAccess], responses=RESPONSES)
 
+# the body is read as text lines whatever its declared type; plain text is listed for clients that can
+# send only that
+_BODY = {"application/x-ndjson": {}, "application/gzip": {}, "text/plain": {"schema": {"type": "string"}}}
+
 _PAGES: dict[int | str, dict[str, Any]] = {
     422: {"model": PagesOut, "description": "a page was rejected (its update says why); the other pages stand"}
 }
@@ -43,7 +47,7 @@ _PAGES: dict[int | str, dict[str, Any]] = {
     PATH,
     response_model=PagesOut,
     responses=_PAGES,
-    openapi_extra={"requestBody": {"content": {"application/x-ndjson": {}, "application/gzip": {}}, "required": True}},
+    openapi_extra={"requestBody": {"content": _BODY, "required": True}},
 )
 async def add_entities_streamed(
     request: Request,
