@@ -15,7 +15,7 @@ from experiments.service.loadgen import changing_observation, owned_entities
 from kg_memory import Update, UpdateStatus, VersionConflict
 from l3mp.examples import survey_json
 from l3mp.operations import Operations, Services
-from l3mp.operations.models import DeltaIn, EntitiesIn, MemoryIn, ObservationIn, UpdateOut
+from l3mp.operations.models import DeltaIn, EntitiesIn, MemoryIn, ObservationIn, ObservationsIn, UpdateOut
 from l3mp.pipelines import SensorUpdater
 from l3mp.service import create_app
 from l3mp.settings import Settings
@@ -180,6 +180,41 @@ def test_a_group_that_fails_whole_fails_only_its_writers_and_the_next_group_comm
     assert [str(e) for e in failed] == ["the store went away"]
     assert [a.status for a in answers] == ["applied"] * 3
     assert world.version == before + 3  # the three later writers only
+
+
+def test_a_batch_and_single_writes_queued_together_each_get_their_own_answers(grouped: Operations) -> None:
+    """A batch larger than a group, queued with single writers behind a held commit: every write is
+    answered, in its own order, and the groups never exceed their cap."""
+    groups = grouped.services.groups
+    groups.max_items = 4
+    world = grouped.memory(NAME)
+    inside, release = threading.Event(), threading.Event()
+    real = world.apply_group
+
+    def held(proposals: Any, **kwargs: Any) -> list[Update | BaseException]:
+        if not inside.is_set():
+            inside.set()
+            assert release.wait(BOUND)
+        return real(proposals, **kwargs)
+
+    world.apply_group = held  # type: ignore[method-assign]
+    first = in_threads_started(1, lambda _: grouped.observe(NAME, observing(0, 0)))
+    assert inside.wait(BOUND)
+    batch = ObservationsIn(observations=[observing(1, step) for step in range(6)])
+    batched = in_threads_started(1, lambda _: grouped.observe_batch(NAME, batch))
+    singles = in_threads_started(3, lambda c: grouped.observe(NAME, observing(c + 2, 0)))
+    while groups.waiting(NAME) < 6 + 3:
+        threading.Event().wait(0.01)
+    release.set()
+    answers = [*first(), *singles()]
+    [items] = batched()
+    assert [a.status for a in answers] == ["applied"] * 4
+    assert [i.status for i in items] == ["applied"] * 6
+    assert [i.version for i in items] == sorted(i.version for i in items)  # the batch's own order
+    for step, item in enumerate(items):  # each against the state its predecessor left
+        assert "(light_on lamp_c1)" in {str(f) for f in (item.delta.add if step % 2 == 0 else item.delta.remove)}
+    stats = groups.stats()
+    assert stats.items == 1 + 6 + 3 and stats.largest <= 4
 
 
 def in_threads_started(count: int, work: Callable[[int], Any]) -> Callable[[], list[Any]]:
