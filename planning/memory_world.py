@@ -11,7 +11,8 @@ whole state again, so a snapshot is always the memory's state at its ``version``
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -25,7 +26,8 @@ from planning.world import World, WorldError
 class WorldSnapshot:
     """The memory at ``version``: its entities (as ``memory.state()`` has them) and a world of them.
 
-    ``world`` is shared with later callers: validate on a copy (as the evaluator does), never apply to it.
+    Valid while it is read (:meth:`MemoryWorld.reading`): validate on a copy (as the evaluator does),
+    never apply to ``world``.
     """
 
     world: World
@@ -36,26 +38,47 @@ class WorldSnapshot:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Kept:
     snapshot: WorldSnapshot
+    entities: dict[str, Entity]  # behind ``snapshot.entities``
     cursor: int  # the last history seq the snapshot includes
 
 
 class MemoryWorld:
-    """One memory's latest :class:`WorldSnapshot`, synced from its history on each :meth:`snapshot`."""
+    """One memory's latest :class:`WorldSnapshot`, synced from its history whenever it is read.
+
+    Copying a building's world costs about as much as building it, so the updates are applied to the
+    kept world in place, unless a request is still reading it: then to a copy, which is kept instead.
+    """
 
     def __init__(self, memory: WorldMemory) -> None:
         self.memory = memory
         self.full_reads = 0  # whole-state reads (the first, and any the history could not replace)
         self.synced = 0  # updates applied from the history
+        self.copies = 0  # syncs that copied the world because a request was reading it
         self._kept: _Kept | None = None
+        self._readers: dict[int, int] = {}  # id(world) -> requests reading it
         self._lock = threading.Lock()
 
-    def snapshot(self) -> WorldSnapshot:
+    @contextmanager
+    def reading(self) -> Iterator[WorldSnapshot]:
+        """The memory's current snapshot, unchanged until the block ends."""
         with self._lock:
-            kept = self._kept
-            if kept is not None and kept.snapshot.version == self.memory.version:
-                return kept.snapshot
-            self._kept = (self._synced(kept) if kept is not None else None) or self._read()
-            return self._kept.snapshot
+            snapshot = self._current()
+            key = id(snapshot.world)
+            self._readers[key] = self._readers.get(key, 0) + 1
+        try:
+            yield snapshot
+        finally:
+            with self._lock:
+                self._readers[key] -= 1
+                if not self._readers[key]:
+                    del self._readers[key]
+
+    def _current(self) -> WorldSnapshot:
+        kept = self._kept
+        if kept is not None and kept.snapshot.version == self.memory.version:
+            return kept.snapshot
+        self._kept = (self._synced(kept) if kept is not None else None) or self._read()
+        return self._kept.snapshot
 
     def _read(self) -> _Kept:
         self.full_reads += 1
@@ -63,15 +86,20 @@ class MemoryWorld:
         state = self.memory.state()
         constants = self.memory.domain.constants
         world = World(self.memory.domain, (e for n, e in state.entities.items() if n not in constants), state.facts)
-        snapshot = WorldSnapshot(world=world, entities=MappingProxyType(dict(state.entities)), version=state.version)
-        return _Kept(snapshot=snapshot, cursor=max(cursor, _seq_at(self.memory, state.version, cursor)))
+        entities = dict(state.entities)
+        snapshot = WorldSnapshot(world=world, entities=MappingProxyType(entities), version=state.version)
+        return _Kept(snapshot=snapshot, entities=entities, cursor=_seq_at(self.memory, state.version, cursor))
 
     def _synced(self, kept: _Kept) -> _Kept | None:
-        """``kept`` moved forward by the updates applied since its cursor; ``None`` if they do not add up."""
+        """``kept`` moved forward by the updates applied since its cursor; ``None`` if they do not add up
+        (the kept world may then be half changed: it is dropped, and nobody is reading it)."""
         updates = [u for u in self.memory.history(since_seq=kept.cursor) if u.status is UpdateStatus.APPLIED]
         if not updates or not _consecutive(kept.snapshot.version, updates):
             return None
-        world, entities = kept.snapshot.world.copy(), dict(kept.snapshot.entities)
+        world, entities = kept.snapshot.world, kept.entities
+        if id(world) in self._readers:
+            world, entities = world.copy(), dict(entities)
+            self.copies += 1
         constants = self.memory.domain.constants
         try:
             for update in updates:
@@ -82,7 +110,7 @@ class MemoryWorld:
         self.synced += len(updates)
         last = updates[-1]
         snapshot = WorldSnapshot(world=world, entities=MappingProxyType(entities), version=last.version)
-        return _Kept(snapshot=snapshot, cursor=last.seq)
+        return _Kept(snapshot=snapshot, entities=entities, cursor=last.seq)
 
 
 def _without(delta: Delta, constants: Collection[str]) -> Delta:

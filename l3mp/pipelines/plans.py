@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 
 from kg_memory.domain import Domain
@@ -174,6 +175,7 @@ class TaskPlanner:
         self._deadline: float | None = None  # time.monotonic() by which the current request must end
         # the memory as a planning world, synced from its history between requests (not read whole each time)
         self.worlds = worlds or MemoryWorld(memory)
+        self._reading = ExitStack()  # the current request's read of ``worlds``
 
     def plan(self, request: str = "", *, goal: str | None = None, notes: Sequence[str] = ()) -> PlanReport:
         """Plan for ``request`` (through the model) or for ``goal`` (PDDL, no model).
@@ -182,21 +184,24 @@ class TaskPlanner:
         """
         started = time.perf_counter()
         self._deadline = time.monotonic() + self.config.deadline
-        if goal is not None:
-            report = self._plan_goal(request or goal, goal)
-        elif (problem := unusable(request, self.config.max_chars)) is not None:
-            report = PlanReport(status=PlanOutcome.INVALID_REQUEST, request=str(request), issues=(problem,))
-        elif self.model is None:
-            raise InvalidValue("planner model", None, "a request in English needs a language model; pass a PDDL goal")
-        else:
-            report = self._plan_request(" ".join(request.split()), self.model, tuple(notes))
+        with ExitStack() as self._reading:  # the world read is kept unchanged until the request ends
+            if goal is not None:
+                report = self._plan_goal(request or goal, goal)
+            elif (problem := unusable(request, self.config.max_chars)) is not None:
+                report = PlanReport(status=PlanOutcome.INVALID_REQUEST, request=str(request), issues=(problem,))
+            elif self.model is None:
+                raise InvalidValue(
+                    "planner model", None, "a request in English needs a language model; pass a PDDL goal"
+                )
+            else:
+                report = self._plan_request(" ".join(request.split()), self.model, tuple(notes))
         return replace(report, timings={**report.timings, "total": time.perf_counter() - started})
 
     # -- the two entries ------------------------------------------------------------------------
 
     def _plan_goal(self, request: str, text: str) -> PlanReport:
         started = time.perf_counter()
-        state = self.worlds.snapshot()
+        state = self._reading.enter_context(self.worlds.reading())
         check = check_goal(text, self.memory.domain, state.entities)
         if check.goal is None or check.issues:
             return PlanReport(status=PlanOutcome.INVALID_GOAL, request=request, goal=text, issues=check.issues)
@@ -233,7 +238,7 @@ class TaskPlanner:
                 status=PlanOutcome.INVALID_REQUEST, request=request, issues=retrieved.problems, usage=usage
             )
         context = retrieved.context
-        state = self.worlds.snapshot()
+        state = self._reading.enter_context(self.worlds.reading())
         unknowns = context_unknowns(self.memory, context)
         inputs = GoalInput(
             domain=self.memory.domain,
@@ -283,7 +288,7 @@ class TaskPlanner:
             return PlanReport(
                 status=PlanOutcome.INVALID_GOAL, request=request, issues=(issue,), usage=usage, timings=timings
             )
-        state = self.worlds.snapshot()
+        state = self._reading.enter_context(self.worlds.reading())
         check = check_goal(chosen.goal, self.memory.domain, state.entities)
         if check.goal is None or check.issues:
             issues = check.issues or ("the chosen goal could not be read",)

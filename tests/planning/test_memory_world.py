@@ -36,6 +36,11 @@ def _memory(store: SQLiteStore, sim: Simulator) -> WorldMemory:
     return memory
 
 
+def _snapshot(worlds: MemoryWorld) -> WorldSnapshot:
+    with worlds.reading() as snapshot:
+        return snapshot
+
+
 def _same_as_state(snapshot: WorldSnapshot, memory: WorldMemory) -> None:
     state = memory.state()
     constants = memory.domain.constants
@@ -59,39 +64,45 @@ def _follow_events(memory: WorldMemory, sim: Simulator, count: int) -> None:
 def test_updates_are_synced_from_the_history_not_read_whole(store: SQLiteStore, sim: Simulator) -> None:
     memory = _memory(store, sim)
     worlds = MemoryWorld(memory)
-    _same_as_state(worlds.snapshot(), memory)
+    _same_as_state(_snapshot(worlds), memory)
     _follow_events(memory, sim, 6)
     lamp = Entity(name="lamp_new", type="light", label="new lamp")
     room = next(e.name for e in sim.home.entities if e.type == "room")
     memory.apply(Delta(add={Fact("appliance_in", (lamp.name, room))}, new_entities=(lamp,)), source=UpdateSource.SENSOR)
-    synced = worlds.snapshot()
+    synced = _snapshot(worlds)
     _same_as_state(synced, memory)
     assert worlds.full_reads == 1 and worlds.synced >= 2
-    assert worlds.snapshot() is synced  # nothing new: the same snapshot
+    assert _snapshot(worlds) is synced  # nothing new: the same snapshot
 
 
-def test_a_snapshot_handed_out_does_not_change(store: SQLiteStore, sim: Simulator) -> None:
+def test_a_snapshot_being_read_does_not_change(store: SQLiteStore, sim: Simulator) -> None:
     memory = _memory(store, sim)
     worlds = MemoryWorld(memory)
-    first = worlds.snapshot()
-    facts = first.world.facts
-    _follow_events(memory, sim, 4)
-    later = worlds.snapshot()
-    assert first.world.facts == facts and later.world.facts != facts
-    assert later.version > first.version
+    with worlds.reading() as first:
+        facts, version = first.world.facts, first.version
+        _follow_events(memory, sim, 4)
+        later = _snapshot(worlds)  # another request, while the first still reads
+        assert first.world.facts == facts and first.version == version
+        assert later.world is not first.world and later.version > version
+    _same_as_state(later, memory)
+    assert worlds.copies == 1
+    _follow_events(memory, sim, 2)
+    latest = _snapshot(worlds)  # nobody reads ``later`` any more: synced in place, no copy
+    assert latest.world is later.world and worlds.copies == 1
+    _same_as_state(latest, memory)
 
 
 def test_a_history_that_does_not_add_up_is_read_whole(store: SQLiteStore, sim: Simulator) -> None:
     memory = _memory(store, sim)
     worlds = MemoryWorld(memory)
-    worlds.snapshot()
+    _snapshot(worlds)
     _follow_events(memory, sim, 3)
     kept = worlds._kept
     assert kept is not None
     # the snapshot claims an older version than its facts: the history's deltas then do not apply
     stale = WorldSnapshot(world=kept.snapshot.world, entities=kept.snapshot.entities, version=kept.snapshot.version - 1)
-    worlds._kept = type(kept)(snapshot=stale, cursor=kept.cursor)
-    _same_as_state(worlds.snapshot(), memory)
+    worlds._kept = type(kept)(snapshot=stale, entities=kept.entities, cursor=kept.cursor)
+    _same_as_state(_snapshot(worlds), memory)
     assert worlds.full_reads == 2
 
 
