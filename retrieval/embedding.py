@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -154,6 +155,14 @@ def _article(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"
 
 
+_NUMBER = re.compile(r"\d+")
+
+
+def numbers(text: str) -> tuple[str, ...]:
+    """The numbers in a label or mention, in order: ``floor 3 ward 12`` -> ``("3", "12")``."""
+    return tuple(_NUMBER.findall(text))
+
+
 def entity_text(entity: Entity) -> str:
     """What an entity is embedded as: label, then name and type, e.g. ``blue mug (mug_1, a dish)``.
 
@@ -179,6 +188,7 @@ class _View:
     types: tuple[str, ...]
     kinds: tuple[str, ...]
     codes: NDArray[np.intp]
+    numbered: Mapping[tuple[str, ...], NDArray[np.intp]]  # the numbers in a label -> rows so labelled
 
 
 @runtime_checkable
@@ -249,6 +259,8 @@ class EntityEmbeddings:
         self._codes: NDArray[np.intp] = np.zeros(0, dtype=np.intp)  # row -> index into _kinds
         self._kinds: dict[str, int] = {}
         self._view: _View | None = None  # names, types and codes as of the last change
+        self._numbers: dict[str, tuple[str, ...]] = {}  # name -> the numbers in its label, if any
+        self._numbered: dict[tuple[str, ...], set[str]] = {}
         self._loaded = False
         self.computed = 0
 
@@ -276,6 +288,10 @@ class EntityEmbeddings:
                 types=tuple(self._types),
                 kinds=tuple(self._kinds),
                 codes=self._codes[:n].copy(),
+                numbered={
+                    key: np.fromiter((self._index[m] for m in sorted(members)), dtype=np.intp, count=len(members))
+                    for key, members in self._numbered.items()
+                },
             )
         return self._view
 
@@ -330,10 +346,12 @@ class EntityEmbeddings:
             vectors.update(zip(missing, fresh, strict=True))
             self.backend.save({n: (hashes[n], vectors[n].tolist()) for n in missing})
         for name in stale:
-            self._set(name, wanted[name].type, hashes[name], vectors[name])
+            self._set(wanted[name], hashes[name], vectors[name])
 
-    def _set(self, name: str, type_: str, digest: str, vector: NDArray[np.float32]) -> None:
+    def _set(self, entity: Entity, digest: str, vector: NDArray[np.float32]) -> None:
         self._view = None
+        name, type_ = entity.name, entity.type
+        self._number(name, numbers(entity.label))
         row = self._index.get(name)
         if row is None:
             row = len(self._names)
@@ -347,6 +365,17 @@ class EntityEmbeddings:
         assert self._matrix is not None
         self._matrix[row] = vector
         self._codes[row] = self._kinds.setdefault(type_, len(self._kinds))
+
+    def _number(self, name: str, key: tuple[str, ...]) -> None:
+        """File ``name`` under the numbers of its label (none: under nothing)."""
+        old = self._numbers.pop(name, ())
+        if old:
+            self._numbered[old].discard(name)
+            if not self._numbered[old]:
+                del self._numbered[old]
+        if key:
+            self._numbers[name] = key
+            self._numbered.setdefault(key, set()).add(name)
 
     def _grow(self, rows: int, dimension: int) -> None:
         """Amortized growth: the matrix doubles, so adding n entities one by one costs O(n)."""
@@ -364,6 +393,7 @@ class EntityEmbeddings:
     def _remove(self, name: str) -> None:
         """Swap the last row into the hole, so removal is O(d) and rows stay dense."""
         self._view = None
+        self._number(name, ())
         row, last = self._index.pop(name), len(self._names) - 1
         assert self._matrix is not None
         if row != last:

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from retrieval._graph import Adjacency, Connectivity
 from retrieval._search import UNMAPPED, Assignment, MatchParams, Search, SearchInput, SearchOutcome
 from retrieval._text_cache import CachedEmbedder
-from retrieval.embedding import Embedder, EntityEmbeddings, Vectors, normalize
+from retrieval.embedding import Embedder, EntityEmbeddings, Vectors, normalize, numbers
 from retrieval.errors import InvalidParameters
 from retrieval.query import QueryGraph
 
@@ -37,6 +37,7 @@ class Candidates:
     vectors: Vectors
     kinds: tuple[str, ...] | None = None  # the distinct types; with ``codes``, row i is of kinds[codes[i]]
     codes: NDArray[np.intp] | None = None
+    numbered: Mapping[tuple[str, ...], NDArray[np.intp]] | None = None  # label numbers -> rows
 
     def __post_init__(self) -> None:
         vectors = np.asarray(self.vectors, dtype=np.float32)
@@ -50,7 +51,7 @@ class Candidates:
     @classmethod
     def from_embeddings(cls, embeddings: EntityEmbeddings) -> Candidates:
         view = embeddings.view()
-        return cls(view.names, view.types, embeddings.matrix, view.kinds, view.codes)
+        return cls(view.names, view.types, embeddings.matrix, view.kinds, view.codes, view.numbered)
 
     def type_codes(self) -> tuple[tuple[str, ...], NDArray[np.intp]]:
         """The distinct types and each row's index into them (computed here when not given)."""
@@ -162,6 +163,11 @@ class Matcher:
                 if node.type and (self._known_types is None or node.type in self._known_types):
                     allowed = np.fromiter((self._is_subtype(k, node.type) for k in kinds), bool, len(kinds))
                     similarity[row, ~allowed[codes]] = -np.inf
+        if self.params.number_bonus and candidates.numbered:
+            for row, node in enumerate(query.nodes):
+                same = candidates.numbered.get(numbers(node.mention))
+                if same is not None:
+                    similarity[row, same] += self.params.number_bonus
         return similarity
 
     def relation_similarity(self, query: QueryGraph, relations: Vectors | None = None) -> NDArray[np.float32]:

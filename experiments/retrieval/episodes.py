@@ -15,13 +15,14 @@ from experiments.retrieval.measure import Retrievers, Sample, make_retrievers, m
 from experiments.retrieval.probes import Probe, next_probe
 from kg_memory import GraphStore, UpdateSource, UpdateStatus, WorldMemory
 from l3mp.gc_freeze import gc_frozen
+from l3mp.operations.paging import PAGE_ENTITIES, Page, entity_pages
 from retrieval import (
     Embedder,
     QueryEdge,
     QueryGraph,
     QueryNode,
 )
-from sim import HomeSpec, Simulator, generate_home
+from sim import Home, HomeSpec, Simulator, generate_home
 from sim.model.queries import DEFAULT_NOISE, Noise
 
 DOMAIN = "household"
@@ -88,8 +89,7 @@ def run_episode(
     sim = Simulator(home, seed=spec.seed)
     memory = WorldMemory.create(store, f"retrieval_eval_{uuid.uuid4().hex[:10]}", DOMAIN)
     try:
-        survey, update = timed(lambda: memory.add_entities(home.entities, facts=home.facts, input="survey"))
-        _expect_applied(update.status, update.issues)
+        survey, _ = timed(lambda: survey_home(memory, home))
         params = params or {}
         retrievers = make_retrievers(embedder, params.get("entities"), params.get("search"), cold=cold)
         warm_seconds, warm_embedded = warm_up(retrievers, memory)
@@ -111,6 +111,20 @@ def run_episode(
         return run
     finally:
         store.delete_memory(memory.name)
+
+
+SURVEY_PAGE = 10_000  # a larger home is surveyed in pages of whole rooms, as the service does
+
+
+def survey_home(memory: WorldMemory, home: Home) -> None:
+    """Perception's first look: one update, or for a large home one per page of whole rooms."""
+    if len(home.entities) <= SURVEY_PAGE:
+        pages = [Page(entities=tuple(home.entities), facts=tuple(home.facts))]
+    else:
+        pages = entity_pages(home.entities, home.facts, size=PAGE_ENTITIES)
+    for page in pages:
+        update = memory.add_entities(page.entities, facts=page.facts, input="survey")
+        _expect_applied(update.status, update.issues)
 
 
 def _step(

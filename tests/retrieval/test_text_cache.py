@@ -16,7 +16,9 @@ from retrieval import (
     Candidates,
     EmbeddingError,
     EntityEmbeddings,
+    FactsConnectivity,
     Matcher,
+    MatchParams,
     MemoryBackend,
     QueryEdge,
     QueryGraph,
@@ -209,3 +211,29 @@ def test_the_first_sync_reads_the_newest_seq_not_the_whole_history(
     assert _last_seq(home) == newest
     SearchRetriever(embedder=LookupEmbedder({}, 4)).embeddings(home)
     assert reads == []
+
+
+def test_the_numbers_of_a_mention_pick_the_entity_labelled_with_them() -> None:
+    ward_1 = Entity("bed_1", "furniture", "floor 1 ward 2 bed")
+    ward_3 = Entity("bed_2", "furniture", "floor 3 ward 2 bed")
+    plain = Entity("bed_3", "furniture", "bed")
+    mention = "floor 1 ward 2 bed"
+    table = {  # the model barely tells the numbers apart: the wrong bed is a hair closer
+        entity_text(ward_1): basis(4, (0, 0.99), (1, 0.141)),
+        entity_text(ward_3): basis(4, (0, 0.995), (1, 0.0999)),
+        entity_text(plain): basis(4, (0, 0.9), (1, 0.436)),
+        mention: basis(4, (0, 1.0)),
+    }
+    embeddings = EntityEmbeddings(LookupEmbedder(table, 4))
+    embeddings.sync([ward_1, ward_3, plain])
+    candidates = Candidates.from_embeddings(embeddings)
+    assert candidates.numbered == {("1", "2"): [embeddings.names.index("bed_1")], ("3", "2"): [1]}
+    query = QueryGraph((QueryNode("b", mention),), ())
+    lookup = LookupEmbedder(table, 4)
+    without = Matcher(lookup, {}, params=MatchParams(number_bonus=0)).match(query, candidates, FactsConnectivity(()))
+    with_numbers = Matcher(lookup, {}).match(query, candidates, FactsConnectivity(()))
+    assert without.mapping == {"b": "bed_2"} and with_numbers.mapping == {"b": "bed_1"}
+    unnumbered = Matcher(lookup, {}).similarity(QueryGraph((QueryNode("b", "a bed"),), ()), candidates)
+    assert float(unnumbered.max()) <= 1.0  # a mention without numbers gets no bonus anywhere
+    embeddings.sync([ward_3, plain])
+    assert Candidates.from_embeddings(embeddings).numbered == {("3", "2"): [embeddings.names.index("bed_2")]}
