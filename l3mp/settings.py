@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     # streamed JSON Lines imports (POST /v1/memories/import.jsonl) spool to disk under their own limit
     max_import_bytes: int = Field(default=8_000_000_000, gt=0)
     retriever: Literal["full", "entities", "search"] = "search"
+    # the search retriever's MiniLM runtime: torch, onnx (ONNX Runtime, the same vectors, exported
+    # once from the packaged weights) or onnx-int8 (int8 weights, vectors of its own)
+    embedder: Literal["torch", "onnx", "onnx-int8"] = "torch"
     # model-bound routes (NL updates, plans): at most model_concurrency at once per process, each
     # answered within model_route_deadline seconds (503 after it, the work finishing in its slot);
     # more get 503 with Retry-After at once. Each API key (or client address) may start

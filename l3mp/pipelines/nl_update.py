@@ -102,11 +102,11 @@ class NLUpdateResult:
 
 def sized_retriever(name: str, max_facts: int | None, *, embedder: str | None = None) -> Retriever:
     """The retriever ``name`` with at most ``max_facts`` facts of context (the full state has no budget);
-    ``embedder`` names the search's model runtime (torch, onnx, onnx-int8; None: the default)."""
+    ``embedder`` names the search's model runtime (torch, onnx, onnx-int8; None: the L3MP_EMBEDDER setting)."""
     params: dict[str, Any] = {} if max_facts is None or name == "full" else {"max_facts": max_facts}
-    if embedder is None or name != "search":
+    if name != "search":
         return make_retriever(name, **params)
-    return make_retriever(name, embedder=embedder_named(embedder), **params)
+    return make_retriever(name, embedder=embedder_named(embedder or Settings().embedder), **params)
 
 
 def _malformed(problems: tuple[str, ...]) -> tuple[Issue, ...]:
