@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 
-from kg_memory import Domain, Entity, Fact, GraphStore, Memory, State, WorldMemory
+from kg_memory import Domain, Entity, Fact, GraphStore, HistoryQuery, Memory, State, UpdateStatus, WorldMemory
 from kg_memory.unknowns import unplaced
 
 # a placement chain longer than this is a cycle in bad data, not a real home
 _MAX_DEPTH = 6
 _CACHED_VERSIONS = 3  # per store: now, and a version or two being looked at
+_CATCH_UP = 200  # updates read to bring a cached state up to date; more, and the state is read whole
 
 
 def placement(entities: Mapping[str, Entity], facts: Iterable[Fact], domain: Domain) -> dict[str, str]:
@@ -59,6 +60,7 @@ class Indexed:
     views need are computed on first use and kept with it."""
 
     memory: str
+    seq: int  # the newest update it holds (or a newer one it may already hold)
     state: State
     domain: Domain
     parent: Mapping[str, str]
@@ -100,24 +102,54 @@ _lock = threading.Lock()
 
 
 def indexed(memory: WorldMemory, version: int | None = None) -> Indexed:
-    """The memory's state now (or at ``version``), indexed; built once per version and store."""
+    """The memory's state now (or at ``version``), indexed; built once per version and store. The
+    state now comes from an older one cached plus the updates since, when they are few."""
     record = memory.record  # its creation time tells a memory from one deleted and made again
     wanted = record.version if version is None else version
     with _lock:
-        found = _cache.get(memory.store, OrderedDict()).get((memory.name, record.created, wanted))
+        entries = _cache.get(memory.store, OrderedDict())
+        found = entries.get((memory.name, record.created, wanted))
+        older = [i for (n, c, v), i in entries.items() if n == memory.name and c == record.created and v < wanted]
     if found is not None:
         return found
-    state = memory.state() if version is None else memory.state_at(version)
-    built = _index(memory.name, state, memory.domain)
+    built = _caught_up(memory, max(older, key=lambda i: i.seq), wanted) if older and version is None else None
+    if built is None:
+        seq = _newest_seq(memory)  # before the state: updates after it may be in it, never missing from it
+        state = memory.state() if version is None else memory.state_at(version)
+        built = _index(memory.name, state, memory.domain, seq)
     with _lock:
         entries = _cache.setdefault(memory.store, OrderedDict())
-        entries[(memory.name, record.created, state.version)] = built
+        entries[(memory.name, record.created, built.state.version)] = built
         while len(entries) > _CACHED_VERSIONS:
             entries.popitem(last=False)
     return built
 
 
-def _index(memory: str, state: State, domain: Domain) -> Indexed:
+def _newest_seq(memory: WorldMemory) -> int:
+    newest = memory.query_history(HistoryQuery(newest_first=True, limit=1))
+    return newest[0].seq if newest else 0
+
+
+def _caught_up(memory: WorldMemory, base: Indexed, version: int) -> Indexed | None:
+    """``base`` brought up to ``version`` by the applied updates after it, or None when they are many.
+
+    Replaying updates the base may already hold is harmless: each fact ends as the last update to
+    touch it left it, and entities are only ever added."""
+    updates = memory.query_history(HistoryQuery(after=base.seq, limit=_CATCH_UP))
+    applied = [u for u in updates if u.status is UpdateStatus.APPLIED]
+    if len(updates) == _CATCH_UP or not applied or applied[-1].version != version:
+        return None
+    entities = dict(base.state.entities)
+    facts = set(base.state.facts)
+    for update in applied:
+        entities.update((e.name, e) for e in update.delta.new_entities)
+        facts.difference_update(update.delta.remove)
+        facts.update(update.delta.add)
+    state = State(entities=entities, facts=frozenset(facts), version=version)
+    return _index(memory.name, state, memory.domain, updates[-1].seq)
+
+
+def _index(memory: str, state: State, domain: Domain, seq: int) -> Indexed:
     parent = placement(state.entities, state.facts, domain)
     room_types = _room_types(domain, {e.type for e in state.entities.values()})
     rooms = [n for n, e in state.entities.items() if n not in parent and e.type in room_types]
@@ -130,7 +162,9 @@ def _index(memory: str, state: State, domain: Domain) -> Indexed:
         if room is not None:
             room_of.update(dict.fromkeys(chain, room))
     floor_of = {r: _floor(state.entities[r]) for r in rooms}
-    return Indexed(memory=memory, state=state, domain=domain, parent=parent, room_of=room_of, floor_of=floor_of)
+    return Indexed(
+        memory=memory, seq=seq, state=state, domain=domain, parent=parent, room_of=room_of, floor_of=floor_of
+    )
 
 
 def _room_types(domain: Domain, types: Iterable[str]) -> set[str]:

@@ -6,15 +6,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from conftest import unique_name
 from fastapi.testclient import TestClient
 
-from kg_memory import Entity
-from l3mp.operations.paging import room_of, to_lines
+from kg_memory import Delta, Entity, Fact, UpdateSource, UpdateStatus, WorldMemory
+from kg_memory.stores import SQLiteStore
+from l3mp.operations.paging import entity_pages, room_of, to_lines
 from l3mp.service import create_app
-from l3mp.service.dashboard import views
+from l3mp.service.dashboard import detail, views
 from l3mp.settings import Settings
 from sim import HomeSpec, generate_home
 from sim.home import Home
@@ -147,3 +149,25 @@ def test_an_unknown_room_or_floor_is_refused_by_name(
 ) -> None:
     answer = client.get(f"/dashboard/api/memories/{memory}/graph", params=params)
     assert answer.status_code == 422 and says in answer.json()["error"]["message"], answer.text
+
+
+def test_a_cached_state_is_brought_up_to_date_by_the_updates_since_without_reading_it_whole(
+    tmp_path: Path, home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SQLiteStore(tmp_path / "catch-up.db")
+    memory = WorldMemory.create(store, "catch_up", "household")
+    for page in entity_pages(home.entities, home.facts, size=400):
+        assert memory.add_entities(page.entities, facts=page.facts).status is UpdateStatus.APPLIED
+    before = detail.outline(memory)
+    moves = [f for f in sorted(home.facts, key=str) if f.predicate == "on"][:2]
+    (item, place), (_, there) = moves[0].args, moves[1].args
+    moved = memory.apply(
+        Delta(remove={moves[0]}, add={Fact("on", (item, there))}), source=UpdateSource.API, input="moved"
+    )
+    assert moved.status is UpdateStatus.APPLIED and moved.version == before.version + 1
+    monkeypatch.setattr(WorldMemory, "state", lambda self: pytest.fail("the whole state was read again"))
+    after = detail.outline(memory).model_dump(mode="json")
+    monkeypatch.undo()
+    fresh = detail.outline(WorldMemory.open(SQLiteStore(tmp_path / "catch-up.db"), "catch_up"))
+    assert after == fresh.model_dump(mode="json") and after["version"] == moved.version
+    assert after["rooms"] != before.model_dump(mode="json")["rooms"] or place == there
