@@ -1,7 +1,7 @@
 """The state a dashboard view reads, indexed once per version: where each entity is drawn, its room,
 and each room's floor. A past version never changes, and the page asks for the outline, then a room or
 a floor of the same version, so a few versions per store are kept; a newer version starts from the
-newest kept one and the updates since (reading 50,000 entities and their facts again takes seconds)."""
+newest kept one and the updates since, rather than reading a large state again."""
 
 from __future__ import annotations
 
