@@ -1,7 +1,7 @@
 """Perception's first look at a large place, as several verified updates (pages of whole rooms).
 
-One update of 50,000 new entities is one request body of megabytes and one verification holding the
-memory's writer for seconds; pages keep each update small. An update must place every entity it
+One update of a whole building would be one huge request body and one long verification holding the
+memory's writer all along; pages keep each update small. An update must place every entity it
 creates, so a page holds whole rooms: the rooms themselves first, then rooms with everything in them;
 each fact goes in the first page that knows all its arguments.
 
