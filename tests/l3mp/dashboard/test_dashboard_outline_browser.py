@@ -130,3 +130,27 @@ def test_a_small_memory_is_still_drawn_whole(page: Any, service: LiveService, bu
     with service.client(None) as client:
         every = {e["name"] for e in client.get(f"/v1/memories/{building}/entities").json()}
     assert _drawn(page) == every and len(every) > 750
+
+
+def test_an_update_reaches_the_open_floor_without_a_reload(
+    page: Any, console: Console, service: LiveService, building: str, home: Home, outlined: None
+) -> None:
+    floor = _on_floor(home, 0)
+    moves = [f for f in sorted(home.facts, key=str) if f.predicate == "on" and f.args[0] in floor]
+    (item, place), there = moves[0].args, next(f.args[1] for f in moves if f.args[1] != moves[0].args[1])
+    page.goto(f"{service.url}/#memory={building}")
+    page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+    page.evaluate("window.l3mpDashboard.open('floor:0')")
+    page.wait_for_function("(i) => window.l3mpDashboard.cy.getElementById(i).nonempty()", arg=item, timeout=60_000)
+    assert page.evaluate("(i) => window.l3mpDashboard.cy.getElementById(i).data('container')", item) == place
+    with service.client() as client:
+        body = {"remove": [f"(on {item} {place})"], "add": [f"(on {item} {there})"], "input": "moved on floor 0"}
+        moved = client.post(f"/v1/memories/{building}/deltas", json=body)
+    assert moved.status_code == 200, moved.text
+    page.wait_for_function(
+        "([i, t]) => window.l3mpDashboard.cy.getElementById(i).data('container') === t",
+        arg=[item, there],
+        timeout=30_000,
+    )
+    assert not page.evaluate("window.l3mpDashboard.cy.getElementById('__floor:0').hasClass('collapsed')")
+    assert console.errors == []
