@@ -35,20 +35,26 @@ def placement(entities: Mapping[str, Entity], facts: Iterable[Fact], domain: Dom
     for fact in facts:
         if len(fact.args) == 2 and fact.args[0] != fact.args[1] and fact.args[0] not in rooms:
             pairs.setdefault(fact.args[0], []).append((fact.predicate, fact.args[1]))
-    # the facts' order decides between two places, so that a drawing never depends on a set's order
-    candidates = {child: [b for _, b in (sorted(p) if len(p) > 1 else p)] for child, p in pairs.items()}
+    for options in pairs.values():
+        if len(options) > 1:  # the facts' order decides between two places, never a set's order
+            options.sort()
     parent: dict[str, str] = {}
     placed = set(rooms)
-    for _ in range(_MAX_DEPTH):
-        found = {
-            child: next(b for b in targets if b in placed)
-            for child, targets in candidates.items()
-            if child not in placed and any(b in placed for b in targets)
-        }
+    waiting = pairs
+    for _ in range(_MAX_DEPTH):  # one level of nesting a round: rooms, then what is in them, ...
+        found: dict[str, str] = {}
+        still: dict[str, list[tuple[str, str]]] = {}
+        for child, options in waiting.items():
+            where = next((b for _, b in options if b in placed), None)
+            if where is not None:
+                found[child] = where
+            elif child not in placed:
+                still[child] = options
         if not found:
             break
         parent.update(found)
         placed.update(found)
+        waiting = still
     return parent
 
 
