@@ -17,6 +17,7 @@ from kg_memory.stores import SQLiteStore
 from l3mp.operations.paging import entity_pages, room_of, to_lines
 from l3mp.service import create_app
 from l3mp.service.dashboard import detail, views
+from l3mp.service.dashboard.index import placement
 from l3mp.settings import Settings
 from sim import HomeSpec, generate_home
 from sim.home import Home
@@ -171,3 +172,33 @@ def test_a_cached_state_is_brought_up_to_date_by_the_updates_since_without_readi
     fresh = detail.outline(WorldMemory.open(SQLiteStore(tmp_path / "catch-up.db"), "catch_up"))
     assert after == fresh.model_dump(mode="json") and after["version"] == moved.version
     assert after["rooms"] != before.model_dump(mode="json")["rooms"] or place == there
+
+
+def test_placement_takes_the_shallowest_place_and_between_equals_the_first_fact() -> None:
+    domain = WorldMemory.create(SQLiteStore(":memory:"), "tie", "household").domain
+    entities = {
+        "hall": Entity("hall", "room"),
+        "table_1": Entity("table_1", "table"),
+        "box_1": Entity("box_1", "box"),
+        "cup_1": Entity("cup_1", "cup"),
+        "cup_2": Entity("cup_2", "cup"),
+        "table_2": Entity("table_2", "table"),
+        "cup_3": Entity("cup_3", "cup"),
+    }
+    facts = [Fact.parse(f) for f in ("(furniture_in table_1 hall)", "(on box_1 table_1)", "(on cup_1 box_1)")]
+    facts += [Fact.parse("(on cup_1 table_1)"), Fact.parse("(inside cup_2 box_1)"), Fact.parse("(on cup_2 table_1)")]
+    facts += [
+        Fact.parse("(furniture_in table_2 hall)"),
+        Fact.parse("(on cup_3 table_1)"),
+        Fact.parse("(inside cup_3 table_2)"),
+    ]
+    parents = placement(entities, reversed(facts), domain)
+    assert parents == {
+        "table_1": "hall",
+        "table_2": "hall",
+        "box_1": "table_1",
+        "cup_1": "table_1",  # on the table and in a box on it: the table is nearer its room
+        "cup_2": "table_1",
+        "cup_3": "table_2",  # two tables: (inside cup_3 table_2) comes before (on cup_3 table_1)
+    }
+    assert placement(entities, facts[:3], domain)["cup_1"] == "box_1"
