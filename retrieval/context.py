@@ -84,11 +84,22 @@ class Context:
         return {"facts": self.fact_count, "entities": self.entity_count, "tokens": self.token_estimate()}
 
 
+# characters per encode call: bpe-openai refuses a text of a million characters or 200,000 tokens,
+# and 50,000 characters are at most 200,000 bytes, so at most that many tokens
+COUNT_CHUNK = 50_000
+
+
 def count_tokens(text: str) -> int:
-    """``cl100k_base`` tokens of ``text``."""
-    if not text:
-        return 0
-    return len(_cl100k().encode(text))
+    """``cl100k_base`` tokens of ``text``; a long text is counted in pieces cut after a newline
+    (where the encoding's pre-tokenizer cuts too, so the count is the same)."""
+    count, start = 0, 0
+    while start < len(text):
+        end = len(text) if len(text) - start <= COUNT_CHUNK else text.rfind("\n", start, start + COUNT_CHUNK) + 1
+        if end <= start:  # no newline in the piece: cut where it must
+            end = start + COUNT_CHUNK
+        count += len(_cl100k().encode(text[start:end]))
+        start = end
+    return count
 
 
 @functools.cache
