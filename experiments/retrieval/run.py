@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -96,6 +97,7 @@ def run_retrieval(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     )
     started = time.perf_counter()
     results: dict[str, Any] = {**header("retrieval", args, _machine()), "embedders": {}}
+    results["load_average"] = {"start": [round(x, 2) for x in os.getloadavg()]}  # the machine may be shared
     for key, embedder_name, cold in runs:
         embedder = embedder_named(embedder_name)
         found: dict[str, Any] = {}
@@ -117,6 +119,7 @@ def run_retrieval(args: argparse.Namespace, console: Console) -> dict[str, Any]:
     first = results["embedders"][runs[0][0]]
     results["scales"], results["targets"] = first["scales"], first["targets"]
     results["wall_s"] = round(time.perf_counter() - started, 1)
+    results["load_average"]["end"] = [round(x, 2) for x in os.getloadavg()]
     write_results(args.out, results)
     print_report(console, results)
     console.print(f"results written to {args.out} ({results['wall_s']} s)")
