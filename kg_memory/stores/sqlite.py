@@ -382,6 +382,10 @@ class SQLiteStore:
     def history(self, memory: str, since_seq: int = 0, limit: int | None = None) -> list[Update]:
         return self._read(lambda c, m: _log.history(c, memory, m, since_seq, limit), memory)
 
+    def history_rows(self, memory: str, since_seq: int, limit: int) -> list[tuple[Any, ...]]:
+        """The log's rows after ``since_seq`` undecoded, for an export that streams them as they are."""
+        return self._read(lambda c, m: _log.history_rows(c, m, since_seq, limit), memory)
+
     def get_update(self, memory: str, update_id: str) -> Update:
         found = self._read(lambda c, m: _log.get_update(c, memory, m, update_id), memory)
         if found is None:
