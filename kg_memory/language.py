@@ -43,20 +43,29 @@ class Language:
         template = self.predicates.get(fact.predicate)
         if template is None:
             return str(fact)
-        return template.format(*_names(fact.args, labels))
+        return _filled(template, fact.args, labels) or str(fact)
 
     def no_longer(self, fact: Fact, labels: Mapping[str, str] | None = None) -> str:
         """``(light_on lamp_1)`` stopping → ``"lamp_1 is off"`` (or ``"not: lamp_1 is on"`` without a negation)."""
         template = self.negations.get(fact.predicate)
         if template is None:
             return f"not: {self.fact(fact, labels)}"
-        return template.format(*_names(fact.args, labels))
+        return _filled(template, fact.args, labels) or f"not: {fact}"
 
     def action(self, name: str, args: Sequence[str], labels: Mapping[str, str] | None = None) -> str:
         template = self.actions.get(name)
         if template is None:
             return f"({' '.join((name, *args))})"
         return template.format(*_names(args, labels))
+
+
+def _filled(template: str, args: Sequence[str], labels: Mapping[str, str] | None) -> str | None:
+    """The template filled, or ``None`` for a fact with too few arguments (a malformed one is
+    still worded in the verifier's refusal, never a crash)."""
+    try:
+        return template.format(*_names(args, labels))
+    except IndexError:
+        return None
 
 
 def _names(args: Sequence[str], labels: Mapping[str, str] | None) -> list[str]:

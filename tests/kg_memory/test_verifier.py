@@ -73,6 +73,14 @@ def test_same_fact_removed_and_added(verifier: Verifier, view: SetView) -> None:
     assert codes(issues) == ["remove_and_add"] and issues[0].fact == fact
 
 
+def test_a_malformed_fact_removed_and_added_is_refused_with_words_not_a_crash(verifier: Verifier, view: SetView) -> None:
+    # a forged import can carry this: its rendering must not be attempted with too few arguments
+    bad = F("(on mug_1)")
+    issues = verifier.verify(Delta(remove={bad}, add={bad}), view, NL)
+    assert codes(issues) == ["wrong_arity", "remove_and_add"]
+    assert issues[1].message.startswith("(on mug_1) ((on mug_1)) is both removed and added")
+
+
 def test_functional_rule(verifier: Verifier, view: SetView) -> None:
     (issue,) = verifier.verify(Delta(add={F("(held mug_1 robot_1)")}, remove={F("(hand_empty robot_1)")}), view, NL)
     assert issue.code is IssueCode.FUNCTIONAL and issue.fact == F("(held mug_1 robot_1)")
