@@ -73,7 +73,7 @@ def test_same_fact_removed_and_added(verifier: Verifier, view: SetView) -> None:
     assert codes(issues) == ["remove_and_add"] and issues[0].fact == fact
 
 
-def test_a_malformed_fact_removed_and_added_is_refused_with_words_not_a_crash(verifier: Verifier, view: SetView) -> None:
+def test_a_malformed_fact_removed_and_added_is_refused_in_words(verifier: Verifier, view: SetView) -> None:
     # a forged import can carry this: its rendering must not be attempted with too few arguments
     bad = F("(on mug_1)")
     issues = verifier.verify(Delta(remove={bad}, add={bad}), view, NL)
