@@ -55,6 +55,7 @@ class _Slot:
     ticket: _Ticket
     index: int
     propose: Propose
+    names: tuple[str, ...] = ()  # what its proposer will read: the group reads them in one go
 
 
 class _Queue:
@@ -89,21 +90,26 @@ class WriteGroups:
             queue = self._queues.get(memory)
             return len(queue.slots) if queue is not None else 0
 
-    def submit(self, memory: WorldMemory, propose: Propose) -> Update:
-        """One write's update; raises the exception that was its outcome."""
-        outcome = self.submit_all(memory, [propose])[0]
+    def submit(self, memory: WorldMemory, propose: Propose, *, names: Sequence[str] = ()) -> Update:
+        """One write's update; raises the exception that was its outcome. ``names``: the entities
+        its proposer will read, fetched for the whole group at once (a hint; any may be missing)."""
+        outcome = self.submit_all(memory, [propose], names=[names])[0]
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome
 
-    def submit_all(self, memory: WorldMemory, proposals: Sequence[Propose]) -> list[Outcome]:
-        """One outcome per write, in order; writes from other callers may share their groups."""
+    def submit_all(
+        self, memory: WorldMemory, proposals: Sequence[Propose], *, names: Sequence[Sequence[str]] = ()
+    ) -> list[Outcome]:
+        """One outcome per write, in order; writes from other callers may share their groups.
+        ``names``, if given, holds each write's names as for :meth:`submit`."""
         if not proposals:
             return []
         ticket = _Ticket(memory, len(proposals))
+        read = [tuple(n) for n in names] or [()] * len(proposals)
         with self._lock:
             queue = self._queues.setdefault(memory.name, _Queue())
-            queue.slots.extend(_Slot(ticket, i, p) for i, p in enumerate(proposals))
+            queue.slots.extend(_Slot(ticket, i, p, read[i]) for i, p in enumerate(proposals))
             leads = not queue.leading
             queue.leading = True
         if leads:
@@ -154,7 +160,8 @@ class WriteGroups:
 
     def _commit(self, memory: WorldMemory, group: list[_Slot]) -> None:
         try:
-            outcomes: list[Outcome] = list(memory.apply_group([s.propose for s in group]))
+            prefetch = {name for slot in group for name in slot.names}
+            outcomes: list[Outcome] = list(memory.apply_group([s.propose for s in group], prefetch=prefetch))
         except Exception as exc:  # the group failed whole: every writer in it hears why
             outcomes = [exc] * len(group)
         except BaseException as exc:  # the process is stopping: tell the writers, then stop too

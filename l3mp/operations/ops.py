@@ -49,6 +49,7 @@ from l3mp.pipelines import NLUpdateConfig, NLUpdater, SensorUpdater
 from l3mp.pipelines.openworld import OpenWorldPlanner
 from l3mp.pipelines.plans import PlanConfig, TaskPlanner
 from l3mp.wiring import nl_reader
+from perception import Observation
 
 # "at" a time includes the updates written at that instant; the history's ``until`` excludes its bound
 _INSTANT = timedelta(microseconds=1)
@@ -169,8 +170,9 @@ class Operations:
         memory = self.memory(name)
         updater = SensorUpdater(memory)
         if self.services.settings.group_commit:
-            propose = partial(updater.propose, request.observation(), expected_version=request.expected_version)
-            return UpdateOut.of(self.services.groups.submit(memory, propose))
+            observation = request.observation()
+            propose = partial(updater.propose, observation, expected_version=request.expected_version)
+            return UpdateOut.of(self.services.groups.submit(memory, propose, names=_read_by(observation)))
         with self.services.writer(memory.name):
             result = updater.apply(request.observation(), expected_version=request.expected_version)
         return UpdateOut.of(result.update)
@@ -182,11 +184,10 @@ class Operations:
         memory = self.memory(name)
         updater = SensorUpdater(memory)
         if self.services.settings.group_commit:
-            proposals = [
-                partial(updater.propose, o.observation(), expected_version=o.expected_version)
-                for o in request.observations
-            ]
-            outcomes = self.services.groups.submit_all(memory, proposals)
+            observations = [(o.observation(), o.expected_version) for o in request.observations]
+            proposals = [partial(updater.propose, o, expected_version=v) for o, v in observations]
+            names = [_read_by(o) for o, _ in observations]
+            outcomes = self.services.groups.submit_all(memory, proposals, names=names)
         else:
             with self.services.writer(memory.name):
                 outcomes = [_outcome(updater, o) for o in request.observations]
@@ -324,3 +325,8 @@ def _sentences(memory: WorldMemory, update: Update) -> list[str]:
 
 def _named_in(update: Update) -> set[str]:
     return {a for f in update.delta.remove | update.delta.add for a in f.args}
+
+
+def _read_by(observation: Observation) -> tuple[str, ...]:
+    """The names an observation's sensor update reads first: its room, its robot and what is in view."""
+    return (observation.room, observation.robot, *observation.names(), *observation.opaque)
