@@ -12,9 +12,11 @@ as before, draw for draw.
 
 from __future__ import annotations
 
+import random
 from collections import Counter
+from collections.abc import Sequence
 from itertools import pairwise
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sim._catalogue import (
     CORRIDOR,
@@ -26,9 +28,25 @@ from sim._catalogue import (
     floor_room_kinds,
 )
 
-if TYPE_CHECKING:
-    from sim._home_builder import HomeBuilder
-    from sim.home import BuildingSpec
+
+class HomeBuilder(Protocol):
+    """What the floors need of the home builder (``sim._home_builder``, which calls them)."""
+
+    rng: random.Random
+    rooms: list[str]
+    kind_of: dict[str, RoomKind]
+    floor_of: dict[str, int]
+
+    def add_room(self, kind: RoomKind, label: str, attrs: dict[str, str | int]) -> str: ...
+
+    def connect(self, pairs: Sequence[tuple[str, str]]) -> None: ...
+
+
+class BuildingSpec(Protocol):
+    """What the floors need of :class:`sim.home.BuildingSpec`."""
+
+    def rooms_per_floor(self) -> list[int]: ...
+
 
 CROSS_FLOOR_KINDS = (ELEVATOR_LOBBY.label, STAIRWELL.label)  # the only rooms with doors to other floors
 
