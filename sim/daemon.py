@@ -27,6 +27,7 @@ from l3mp.runtime import InboxError, RunReport, Runtime, RuntimeConfig, StepReco
 from planning import goal_objects, parse_goal
 from retrieval import DEFAULT_RETRIEVER
 from sim import HomeSpec, Simulator, generate_home
+from sim.building import simulator_for
 from sim.environment import MoveTarget, SimEnvironment
 from sim.model import ErrorRates, SimulatedModel
 
@@ -63,7 +64,7 @@ def model_label(model: LanguageModel | None, simulated: SimulatedModel | None) -
 
 def _home_and_memory(store: GraphStore, config: DaemonConfig) -> tuple[Simulator, WorldMemory]:
     home = generate_home(config.home or HomeSpec(seed=config.seed))
-    sim = Simulator(home, seed=config.seed)
+    sim = simulator_for(home, seed=config.seed)
     if config.memory in {m.name for m in store.list_memories()}:
         store.delete_memory(config.memory)  # the simulator starts afresh, so must the memory
     memory = WorldMemory.create(store, config.memory, "household")

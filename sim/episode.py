@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from sim.building import simulator_for
 from sim.errors import EpisodeFormatError
 from sim.events import Event
 from sim.household import HomeSpec, generate_home
@@ -85,7 +86,7 @@ def generate_episode(
     config: EpisodeConfig, on_step: Callable[[dict[str, Any]], None] | None = None
 ) -> Iterator[dict[str, Any]]:
     """The episode's records in order; ``on_step`` sees each step record (for progress)."""
-    sim = Simulator(generate_home(config.home_spec), seed=config.seed)
+    sim = simulator_for(generate_home(config.home_spec), seed=config.seed)
     yield _home_record(config, sim)
     for step in range(1, config.steps + 1):
         if config.task_every and step % config.task_every == 0:
