@@ -33,7 +33,7 @@ from kg_memory.formula import (
 )
 from kg_memory.history import Checkpoint, HistoryCompacted, HistoryQuery, Interval
 from kg_memory.language import Language
-from kg_memory.memory import DEFAULT_COMMIT_ATTEMPTS, Refused, WorldMemory
+from kg_memory.memory import DEFAULT_COMMIT_ATTEMPTS, Proposal, Propose, Refused, WorldMemory
 from kg_memory.model import (
     Delta,
     Entity,
@@ -65,6 +65,8 @@ __all__ = [
     "Formula",
     "Not",
     "Or",
+    "Proposal",
+    "Propose",
     "Quantified",
     "Refused",
     "Truth",
