@@ -24,6 +24,7 @@ from retrieval import (
     QueryGraph,
     QueryNode,
     SearchRetriever,
+    SentenceTransformerEmbedder,
     entity_text,
     shared_cache,
     text_hash,
@@ -90,10 +91,12 @@ def test_two_retrievers_embed_a_query_text_once(home: WorldMemory) -> None:
     query = QueryGraph((QueryNode("m", "a mug nobody has mentioned before 7f3a"),), ())
     first, second = SearchRetriever(embedder=minilm), SearchRetriever(embedder=minilm)
     first.embeddings(home), second.embeddings(home)  # entities and the memory's words first
-    before = minilm.texts_embedded
+    model = first.text_cache.inner  # the embedder the process's cache for MiniLM was made with
+    assert second.text_cache is first.text_cache and isinstance(model, SentenceTransformerEmbedder)
+    before = model.texts_embedded
     first.match(home, query)
     second.match(home, query)
-    assert minilm.texts_embedded - before == 1
+    assert model.texts_embedded - before == 1
 
 
 class _Counting:
