@@ -9,6 +9,7 @@ visits stay within ``max(budget, query nodes + 1)``.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
@@ -35,7 +36,8 @@ class MatchParams:
     at most. ``alternatives``: runner-up mappings to report. ``number_bonus``: added to the
     similarity of entities whose label has the same numbers as the mention ("floor 3 ward 12");
     sentence embeddings barely tell numbers apart, and in a building they are what tells one
-    ward from the next.
+    ward from the next. ``nearby_bonus``: added for two nodes the query does not relate when their
+    entities are within ``path_hops`` (things named together are usually near each other).
     """
 
     margin: float = 0.15
@@ -47,6 +49,7 @@ class MatchParams:
     budget: int = 10_000
     alternatives: int = 3
     number_bonus: float = 0.05
+    nearby_bonus: float = 0.0
 
     def __post_init__(self) -> None:
         problems = [
@@ -56,8 +59,8 @@ class MatchParams:
         ]
         if not -1.0 <= self.min_similarity <= 1.0:
             problems.append("min_similarity must lie in [-1, 1]")
-        if self.path_bonus < 0 or self.disconnect_penalty < 0 or self.number_bonus < 0:
-            problems.append("path_bonus, disconnect_penalty and number_bonus must not be negative")
+        if min(self.path_bonus, self.disconnect_penalty, self.number_bonus, self.nearby_bonus) < 0:
+            problems.append("path_bonus, disconnect_penalty, number_bonus and nearby_bonus must not be negative")
         if problems:
             raise InvalidParameters("search", asdict(self), "; ".join(problems))
 
@@ -100,6 +103,12 @@ class Search:
                 self._edges_at[max(depth_of[source], depth_of[target])].append((e, source, target))
             best_relation = float(data.relations[e].max()) if data.relations.shape[1] else 0.0
             edge_max.append(max(self._p.path_bonus, best_relation))
+        self._near_at: list[list[tuple[int, int]]] = [[] for _ in self._order]
+        if self._p.nearby_bonus:
+            related = {frozenset((index[e.source], index[e.target])) for e in data.query.edges}
+            for a, b in itertools.combinations(self._order, 2):
+                if frozenset((a, b)) not in related:
+                    self._near_at[max(depth_of[a], depth_of[b])].append((a, b))
         self._rest = self._bounds(edge_max)
         self._assign = [UNMAPPED] * len(nodes)
         self._used: set[int] = set()
@@ -114,6 +123,7 @@ class Search:
         for depth in range(len(self._order) - 1, -1, -1):
             node_best = max(0.0, self._d.rows[self._order[depth]][0][1])
             edges_best = sum(edge_max[e] for e, _, _ in self._edges_at[depth])
+            edges_best += self._p.nearby_bonus * len(self._near_at[depth])
             rest[depth] = rest[depth + 1] + node_best + edges_best
         return rest
 
@@ -159,6 +169,11 @@ class Search:
             a, b = self._assign[source], self._assign[target]
             if a != UNMAPPED and b != UNMAPPED:
                 gain += self._edge_score(e, self._d.names[a], self._d.names[b])
+        for source, target in self._near_at[depth]:
+            a, b = self._assign[source], self._assign[target]
+            if a != UNMAPPED and b != UNMAPPED:
+                near = self._d.adjacency.distance(self._d.names[a], self._d.names[b], self._p.path_hops)
+                gain += self._p.nearby_bonus if near is not None else 0.0
         return gain
 
     def _edge_score(self, edge: int, a: str, b: str) -> float:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from retrieval_fakes import LookupEmbedder, basis, shared_minilm
 
-from kg_memory import Entity, WorldMemory
+from kg_memory import Entity, Fact, WorldMemory
 from retrieval import (
     CachedEmbedder,
     Candidates,
@@ -240,3 +240,30 @@ def test_the_numbers_of_a_mention_pick_the_entity_labelled_with_them() -> None:
     assert float(unnumbered.max()) <= 1.0  # a mention without numbers gets no bonus anywhere
     embeddings.sync([ward_3, plain])
     assert Candidates.from_embeddings(embeddings).numbered == {("3", "2"): [embeddings.names.index("bed_2")]}
+
+
+def test_things_named_together_prefer_entities_near_each_other() -> None:
+    blue = Entity("bowl_1", "dish", "blue bowl")
+    white = Entity("bowl_2", "dish", "white bowl")
+    east, west = Entity("kitchen_1", "room", "east kitchen"), Entity("kitchen_2", "room", "west kitchen")
+    table = {  # the white bowl is a hair closer to "bowl"; the mention of the east kitchen decides
+        entity_text(blue): basis(4, (0, 0.99), (1, 0.141)),
+        entity_text(white): basis(4, (0, 0.995), (1, 0.0999)),
+        entity_text(east): basis(4, (2, 1.0)),
+        entity_text(west): basis(4, (2, 0.9), (1, 0.436)),
+        "bowl": basis(4, (0, 1.0)),
+        "east kitchen": basis(4, (2, 1.0)),
+    }
+    placed = ("(on bowl_1 counter_1)", "(in_room counter_1 kitchen_1)")
+    facts = [Fact.parse(f) for f in (*placed, "(on bowl_2 counter_2)", "(in_room counter_2 kitchen_2)")]
+    embeddings = EntityEmbeddings(LookupEmbedder(table, 4))
+    embeddings.sync([blue, white, east, west])
+    candidates = Candidates.from_embeddings(embeddings)
+    query = QueryGraph((QueryNode("b", "bowl"), QueryNode("k", "east kitchen")), ())  # no stated relation
+    apart = Matcher(LookupEmbedder(table, 4), {}).match(query, candidates, FactsConnectivity(facts))
+    near = Matcher(LookupEmbedder(table, 4), {}, params=MatchParams(nearby_bonus=0.1))
+    together = near.match(query, candidates, FactsConnectivity(facts))
+    assert apart.mapping == {"b": "bowl_2", "k": "kitchen_1"}
+    assert together.mapping == {"b": "bowl_1", "k": "kitchen_1"}
+    with pytest.raises(Exception, match="nearby_bonus"):
+        MatchParams(nearby_bonus=-0.1)
