@@ -9,7 +9,7 @@ then opens a floor or a room when it is clicked. For those the benchmark also op
 render plus that opening.
 
 The service runs under uvicorn on 127.0.0.1 over a SQLite store in a temp folder; each home is streamed
-through REST in one request (``POST /v1/memories/entities.jsonl``, written in verified pages). "first
+through REST in one request (``POST /v1/memories/{name}/entities.jsonl``, written in verified pages). "first
 render" is measured in the page, from asking for the graph to the second frame after Cytoscape drew it
 (fetch + layout + draw); "ready" is from navigation start. The server indexes the state once per
 version ("cold": the route's first answer reads the whole state) and brings a cached index up to date
@@ -78,7 +78,7 @@ def seed(client: httpx.Client, home: Home, name: str) -> tuple[str, int]:
     """A memory holding ``home``, streamed in one request (written in verified pages); its name and size."""
     client.post("/v1/memories", json={"name": name, "domain": "household"}).raise_for_status()
     body = "".join(to_lines(home.entities, sorted(home.facts, key=str))).encode()
-    client.post("/v1/memories/entities.jsonl", params={"memory": name}, content=body, timeout=1_800).raise_for_status()
+    client.post(f"/v1/memories/{name}/entities.jsonl", content=body, timeout=1_800).raise_for_status()
     return name, len(client.get(f"/v1/memories/{name}/entities").json())
 
 
@@ -146,7 +146,7 @@ def measure(home: Home, name: str, loads: int, folder: Path) -> dict[str, Any]:
             payload = client.get(route).content
             server.append(time.perf_counter() - start)
         annex = b'{"entity": {"name": "bench_annex", "type": "room", "label": "annex"}}\n'
-        client.post("/v1/memories/entities.jsonl", params={"memory": memory}, content=annex).raise_for_status()
+        client.post(f"/v1/memories/{memory}/entities.jsonl", content=annex).raise_for_status()
         figures = browser_figures(url, memory, loads, _part_to_open(json.loads(payload), row["detail"]))
     return {
         "entities": count,

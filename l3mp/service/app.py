@@ -63,7 +63,7 @@ def create_app(settings: Settings | None = None, *, model: LanguageModel | None 
     for router in (
         history.writes,  # before memories: /memories/import.jsonl is not a memory named import.jsonl
         history.reads,
-        entities.writes,  # before memories too: /memories/entities.jsonl
+        entities.writes,
         memories.writes,
         memories.reads,
         state.reads,

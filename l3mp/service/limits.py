@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from l3mp.service.errors import error_response
@@ -13,10 +14,14 @@ class BodyLimit:
     def __init__(self, app: ASGIApp, limit: int, streamed: tuple[str, ...] = ()) -> None:
         self.app = app
         self.limit = limit
-        self.streamed = streamed  # paths whose route streams its body under its own limit
+        # paths (route templates such as /memories/{memory}/x) whose route streams its body under its own limit
+        self.streamed = tuple(compile_path(path)[0] for path in streamed)
+
+    def _streams(self, path: str) -> bool:
+        return any(pattern.match(path) for pattern in self.streamed)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("path") in self.streamed:
+        if scope["type"] != "http" or self._streams(scope.get("path", "")):
             await self.app(scope, receive, send)
             return
         declared = dict(scope.get("headers") or ()).get(b"content-length")

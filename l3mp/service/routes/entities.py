@@ -1,8 +1,8 @@
 """Bulk entity creation: perception's first look at a large place, streamed as JSON Lines and written
 in pages of whole rooms, each page a verified sensor update with its own verdict.
 
-The path names no memory (it is a query parameter) because the body limit lets through, by exact
-path, only routes that stream under their own limit (``L3MP_MAX_IMPORT_BYTES``), like the import.
+Like the import, the route streams its body under its own limit (``L3MP_MAX_IMPORT_BYTES``), not the
+request limit.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import tempfile
 from typing import IO, Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -30,7 +30,7 @@ from l3mp.operations.paging import (
 from l3mp.service.deps import OpsDep, ServicesDep, WriteAccess
 from l3mp.service.errors import RESPONSES
 
-PATH = "/memories/entities.jsonl"
+PATH = "/memories/{memory}/entities.jsonl"
 
 writes = APIRouter(prefix="", tags=["state"], dependencies=[WriteAccess], responses=RESPONSES)
 
@@ -53,7 +53,7 @@ async def add_entities_streamed(
     request: Request,
     ops: OpsDep,
     services: ServicesDep,
-    memory: Annotated[str, Query(max_length=MAX_NAME_LENGTH, description="the memory to add them to")],
+    memory: Annotated[str, Path(max_length=MAX_NAME_LENGTH, description="the memory to add them to")],
     page: Annotated[int, Query(ge=1, le=MAX_PAGE_ENTITIES, description="entities per page (whole rooms)")] = (
         PAGE_ENTITIES
     ),

@@ -49,7 +49,7 @@ def _seed(client: TestClient, home: Home) -> str:
     name = unique_name("detail")
     assert client.post("/v1/memories", json={"name": name, "domain": "household"}).status_code == 201
     body = "".join(to_lines(home.entities, sorted(home.facts, key=str))).encode()
-    answer = client.post("/v1/memories/entities.jsonl", params={"memory": name, "page": 400}, content=body)
+    answer = client.post(f"/v1/memories/{name}/entities.jsonl", params={"page": 400}, content=body)
     assert answer.status_code == 200, answer.text[:500]
     return name
 

@@ -54,7 +54,7 @@ def building(service: LiveService, home: Home) -> Iterator[str]:
     with service.client() as client:
         assert client.post("/v1/memories", json={"name": name, "domain": "household"}).status_code == 201
         body = "".join(to_lines(home.entities, sorted(home.facts, key=str))).encode()
-        answer = client.post("/v1/memories/entities.jsonl", params={"memory": name}, content=body)
+        answer = client.post(f"/v1/memories/{name}/entities.jsonl", content=body)
         assert answer.status_code == 200, answer.text[:500]
     yield name
 

@@ -16,8 +16,6 @@ from kg_memory import Entity, Fact
 from l3mp.operations.paging import entity_pages, to_lines
 from sim import HomeSpec, generate_home
 
-STREAM = "/v1/memories/entities.jsonl"
-
 
 @pytest.fixture
 def make_client(tmp_path: Path) -> Iterator[Factory]:
@@ -50,7 +48,9 @@ def test_a_home_streamed_in_one_request_is_written_in_verified_pages(
     assert len(body) > 10 * 40_000
     name = _memory(client)
     sent = gzip.compress(body) if gzipped else body
-    answer = client.post(STREAM, params={"memory": name, "page": 500, "input": "first look"}, content=sent)
+    answer = client.post(
+        f"/v1/memories/{name}/entities.jsonl", params={"page": 500, "input": "first look"}, content=sent
+    )
     assert answer.status_code == 200, answer.text[:1000]
     done = answer.json()
     expected = entity_pages(home.entities, home.facts, size=500)  # type: ignore[attr-defined]
@@ -75,7 +75,7 @@ def test_a_bad_page_is_refused_with_its_reason_and_the_others_stand(make_client:
     facts = [*home.facts, Fact("on", (victim, other))]  # type: ignore[attr-defined]  # two places at once
     client = make_client()
     name = _memory(client)
-    answer = client.post(STREAM, params={"memory": name, "page": 500}, content=_body(entities, facts))
+    answer = client.post(f"/v1/memories/{name}/entities.jsonl", params={"page": 500}, content=_body(entities, facts))
     assert answer.status_code == 422, answer.text[:500]
     done = answer.json()
     verdicts = [p["update"]["status"] for p in done["pages"]]
@@ -105,7 +105,7 @@ def test_a_malformed_stream_is_refused_naming_its_line_and_writes_nothing(
 ) -> None:
     client = make_client()
     name = _memory(client)
-    answer = client.post(STREAM, params={"memory": name}, content=body)
+    answer = client.post(f"/v1/memories/{name}/entities.jsonl", content=body)
     assert answer.status_code == 422, answer.text
     assert says in answer.json()["error"]["message"], answer.json()
     assert client.get(f"/v1/memories/{name}").json()["version"] == 0
@@ -114,10 +114,10 @@ def test_a_malformed_stream_is_refused_naming_its_line_and_writes_nothing(
 def test_the_stream_has_the_services_rules(make_client: Factory) -> None:
     body = b'{"entity": {"name": "hall", "type": "room"}}\n'
     client = make_client(api_key="stream-secret", max_import_bytes=1_000)
-    assert client.post(STREAM, params={"memory": "nowhere"}, content=body).status_code == 401
+    assert client.post("/v1/memories/nowhere/entities.jsonl", content=body).status_code == 401
     keyed = {"X-API-Key": "stream-secret"}
-    assert client.post(STREAM, params={"memory": "nowhere"}, content=body, headers=keyed).status_code == 404
-    big = client.post(STREAM, params={"memory": "nowhere"}, content=body * 100, headers=keyed)
+    assert client.post("/v1/memories/nowhere/entities.jsonl", content=body, headers=keyed).status_code == 404
+    big = client.post("/v1/memories/nowhere/entities.jsonl", content=body * 100, headers=keyed)
     assert big.status_code == 413 and big.json()["error"]["code"] == "too_large"
 
 
