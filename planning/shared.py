@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -38,10 +39,12 @@ class SolveMemo:
 
     def answer(self, key: str, run: Callable[[], PlanResult]) -> PlanResult:
         """``run()``'s result for ``key``: kept from an earlier call, awaited from one in flight, or run here."""
+        asked = time.perf_counter()
         while True:
             with self._lock:
                 if (kept := self._done.get(key)) is not None:
                     self.shared += 1
+                    _credit(kept.parse_seconds + kept.plan_seconds - (time.perf_counter() - asked))
                     return kept
                 waiting = self._flying.get(key)
                 if waiting is None:
@@ -62,6 +65,33 @@ class SolveMemo:
                 if result is not None and result.status.value in _STORED:
                     self._done[key] = result
                 self._flying.pop(key).set()
+
+
+@dataclass(kw_only=True)
+class Credit:
+    """Seconds a thread's calls were spared by sharing: the first call's measured seconds, less the
+    time spent waiting for it. Added back, a pipeline's time is what it would have been alone."""
+
+    seconds: float = 0.0
+
+
+_CREDITS = threading.local()
+
+
+@contextmanager
+def credited() -> Iterator[Credit]:
+    """Count, for this thread until the block ends, the seconds shared calls spared it."""
+    credit = _CREDITS.current = Credit()
+    try:
+        yield credit
+    finally:
+        _CREDITS.current = None
+
+
+def _credit(seconds: float) -> None:
+    credit: Credit | None = getattr(_CREDITS, "current", None)
+    if credit is not None:
+        credit.seconds += max(0.0, seconds)
 
 
 _ACTIVE: SolveMemo | None = None

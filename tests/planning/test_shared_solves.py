@@ -13,6 +13,7 @@ from kg_memory import DomainRegistry
 from planning import PlanStatus, _fd_text, full_context, problem_pddl, shared_solves, solve
 from planning._fd_text import FastDownwardOutcome
 from planning.evaluator import GroundAction
+from planning.shared import credited
 from sim import HomeSpec, Simulator, generate_home
 
 PROBLEM = "(define (problem task) (:domain household) (:objects) (:init) (:goal (and)))"
@@ -25,6 +26,7 @@ class CountingPlanner:
 
     def __init__(self, code: int = 0) -> None:
         self.code = code
+        self.seconds = 0.25  # what the fake planner says it took
         self.runs = 0
         self.started = threading.Event()
         self.release = threading.Event()
@@ -35,7 +37,7 @@ class CountingPlanner:
         self.started.set()
         assert self.release.wait(HANG_GUARD)
         plan = (GroundAction("move", ("robot_1", "kitchen", "hall")),) if self.code == 0 else ()
-        return FastDownwardOutcome(self.code, plan, 0.25, "")
+        return FastDownwardOutcome(self.code, plan, self.seconds, "")
 
 
 @pytest.fixture
@@ -142,3 +144,15 @@ def test_the_real_planner_answers_a_repeat_from_the_first_run() -> None:
         again = solve(sim.domain, text)
     assert first.solved and again is first and (memo.runs, memo.shared) == (1, 1)
     assert sim.judge(first.plan, goal).success
+
+
+def test_a_shared_call_credits_its_caller_the_seconds_it_was_spared(counting: CountingPlanner) -> None:
+    counting.seconds = 1000.0  # far above any lookup: the credit is the first call's seconds less that lookup
+    domain = DomainRegistry().get("household")
+    with shared_solves():
+        with credited() as first:
+            solve(domain, PROBLEM)
+        with credited() as second:
+            solve(domain, PROBLEM)
+    assert first.seconds == 0.0
+    assert 999.0 < second.seconds <= 1000.0
