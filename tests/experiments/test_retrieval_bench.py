@@ -114,8 +114,9 @@ def test_targets_are_judged_for_the_scales_that_ran() -> None:
     search = {"recall": 0.97, "token_ratio_mean": 0.2, "latency_p95_ms": 10.0}
     scales = {"paper": {"sqlite": {"retrievers": {"search": search}, "re_embedded_after_warmup": 0}}}
     verdicts = ev.judge(scales)
-    assert set(verdicts) == {"recall_paper", "tokens_paper", "re_embedded"}
+    assert set(verdicts) == {"recall_paper", "tokens_paper", "latency_paper", "re_embedded"}
     assert verdicts["recall_paper"]["pass"] and not verdicts["tokens_paper"]["pass"]
+    assert verdicts["latency_paper"]["pass"]
     assert verdicts["re_embedded"] == {"target": "no entity re-embedded after warm-up", "measured": 0, "pass": True}
 
 
@@ -126,6 +127,7 @@ def test_cli_runs_a_small_benchmark_and_writes_json(tmp_path: Path, capsys: pyte
     results = json.loads(out.read_text())
     assert results["benchmark"] == "retrieval" and set(results["scales"]) == {"paper", "large"}
     assert results["scales"]["large"]["sqlite"]["home"]["entities"] < 200
-    assert {"recall_paper", "tokens_paper", "tokens_large", "latency_large", "re_embedded"} == set(results["targets"])
+    judged = {"recall_paper", "tokens_paper", "latency_paper", "tokens_large", "latency_large", "re_embedded"}
+    assert judged == set(results["targets"])
     printed = capsys.readouterr().out
     assert "retrieval targets" in printed and ("PASS" in printed or "MISS" in printed)
