@@ -90,5 +90,7 @@ class Services:
         """One retriever per app, so the search retriever's embeddings model loads once."""
         with self._lock:
             if self._retriever is None:
-                self._retriever = sized_retriever(self.settings.retriever, self.settings.context_facts)
+                self._retriever = sized_retriever(
+                    self.settings.retriever, self.settings.context_facts, embedder=self.settings.embedder
+                )
             return self._retriever
