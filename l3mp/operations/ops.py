@@ -253,7 +253,9 @@ class Operations:
                     request.request, goal=request.goal, answers=request.answers, explored=request.explored
                 )
                 return PlanOut.model_validate(report.to_json())
-            planner = TaskPlanner(world, reader, config, retriever=services.retriever())
+            planner = TaskPlanner(
+                world, reader, config, retriever=services.retriever(), worlds=services.planning_world(world)
+            )
             return PlanOut.model_validate(planner.plan(request.request, goal=request.goal).to_json())
 
         # only requests in English call the model, so only they count against the caller's rate

@@ -1,7 +1,7 @@
 """What a running l3mp holds, whichever door it serves: the store, the settings, the language model
 (built once, on first use), the retriever (its embeddings model loads once), the model slots, the
-gatherer of fast writes into groups (or, with group commit off, one writer lock per memory), and one
-bound memory (its domain and verifier) per memory."""
+gatherer of fast writes into groups (or, with group commit off, one writer lock per memory), one
+bound memory (its domain and verifier) per memory, and its planning world, kept in step with its history."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from l3mp.operations.group import WriteGroups
 from l3mp.pipelines.nl_update import sized_retriever
 from l3mp.settings import Settings
 from l3mp.wiring import configured_model
+from planning.memory_world import MemoryWorld
 from retrieval import Retriever
 
 logger = logging.getLogger(__name__)
@@ -35,6 +36,7 @@ class Services:
     _lock: Lock = field(default_factory=Lock)
     _writers: dict[str, Lock] = field(default_factory=dict)
     _worlds: dict[str, tuple[str, datetime, WorldMemory]] = field(default_factory=dict)
+    _planning: dict[str, MemoryWorld] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         s = self.settings
@@ -71,6 +73,15 @@ class Services:
         with self._lock:
             self._worlds[record.name] = (record.domain, record.created, world)
         return world
+
+    def planning_world(self, world: WorldMemory) -> MemoryWorld:
+        """``world``'s planning world, shared by the requests that plan on it: each syncs it from the
+        history since the last one instead of reading the whole state."""
+        with self._lock:
+            kept = self._planning.get(world.name)
+            if kept is None or kept.memory is not world:  # a memory made again under its name
+                kept = self._planning[world.name] = MemoryWorld(world)
+            return kept
 
     def warm_up(self) -> None:
         """Build the configured model before the first request, so that no request pays for it; a
