@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from l3mp.operations.errors import Rejected
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import IO
+
+from fastapi import Request
+
+from l3mp.operations.errors import Rejected, TooLarge
 from l3mp.operations.models import UpdateOut
 
 TIME = "ISO 8601 with a timezone, e.g. 2025-05-01T08:00:00+00:00"
@@ -13,3 +20,18 @@ def recorded(update: UpdateOut) -> UpdateOut:
     if update.status == "rejected":
         raise Rejected(update)
     return update
+
+
+@asynccontextmanager
+async def spooled(request: Request, limit: int) -> AsyncIterator[IO[bytes]]:
+    """The request's body in a temporary file, read from its start; :class:`TooLarge` past ``limit``
+    bytes (a streamed route's own limit, checked while the body arrives)."""
+    with tempfile.TemporaryFile() as spool:
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise TooLarge(limit)
+            spool.write(chunk)
+        spool.seek(0)
+        yield spool

@@ -7,7 +7,6 @@ request limit.
 
 from __future__ import annotations
 
-import tempfile
 from typing import IO, Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
@@ -18,7 +17,6 @@ from kg_memory import Entity, InvalidValue, WorldMemory
 from kg_memory.jsonl_stream import text_lines
 from kg_memory.model import MAX_NAME_LENGTH
 from l3mp.operations import Operations
-from l3mp.operations.errors import TooLarge
 from l3mp.operations.paging import (
     MAX_PAGE_ENTITIES,
     PAGE_ENTITIES,
@@ -29,6 +27,7 @@ from l3mp.operations.paging import (
 )
 from l3mp.service.deps import OpsDep, ServicesDep, WriteAccess
 from l3mp.service.errors import RESPONSES
+from l3mp.service.routes._common import spooled
 
 PATH = "/memories/{memory}/entities.jsonl"
 
@@ -62,15 +61,7 @@ async def add_entities_streamed(
     """Entities and facts as JSON Lines (``{"entity": {...}}`` or ``{"fact": "(...)"}`` a line, plain or
     gzipped), written in pages of whole rooms, each a verified sensor update. 200 when every page was
     applied, else 422 with the same body: each page's update, a rejected one with its issues."""
-    limit = services.settings.max_import_bytes
-    with tempfile.TemporaryFile() as spool:
-        size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise TooLarge(limit)
-            spool.write(chunk)
-        spool.seek(0)
+    async with spooled(request, services.settings.max_import_bytes) as spool:
         done = await run_in_threadpool(_add, ops, memory, spool, page, input)
     return JSONResponse(done.model_dump(mode="json"), status_code=200 if done.rejected == 0 else 422)
 

@@ -4,7 +4,6 @@ export and import (imports have their own, larger size limit: ``L3MP_MAX_IMPORT_
 
 from __future__ import annotations
 
-import tempfile
 import zlib
 from collections.abc import Iterator
 from datetime import datetime
@@ -18,11 +17,10 @@ from kg_memory import GraphStore, UpdateSource, UpdateStatus, WorldMemory
 from kg_memory.history import MAX_PAGE
 from kg_memory.jsonl_stream import text_lines
 from kg_memory.model import MAX_NAME_LENGTH
-from l3mp.operations.errors import TooLarge
 from l3mp.operations.models import HistoryIn, HistoryPageOut, IntervalOut, LastSeenOut, MemoryOut
 from l3mp.service.deps import MemoryDep, OpsDep, ReadAccess, ServicesDep, StoreDep, WriteAccess
 from l3mp.service.errors import RESPONSES
-from l3mp.service.routes._common import TIME
+from l3mp.service.routes._common import TIME, spooled
 
 reads = APIRouter(prefix="/memories", tags=["history"], dependencies=[ReadAccess], responses=RESPONSES)
 writes = APIRouter(prefix="/memories", tags=["history"], dependencies=[WriteAccess], responses=RESPONSES)
@@ -110,15 +108,7 @@ async def import_lines(
 ) -> MemoryOut:
     """Recreate a memory from a JSON Lines export (plain or gzipped), streamed to a temporary file
     and replayed through the verifier; any failure names the first offending update and keeps nothing."""
-    limit = services.settings.max_import_bytes
-    with tempfile.TemporaryFile() as spool:
-        size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise TooLarge(limit)
-            spool.write(chunk)
-        spool.seek(0)
+    async with spooled(request, services.settings.max_import_bytes) as spool:
         world = await run_in_threadpool(_import, store, spool, name)
     return MemoryOut.of(world.record)
 
