@@ -328,21 +328,38 @@ def _choices(name: str, options: Iterable[str], limit: int = 12) -> str:
     return ", ".join(shown) + (f" (and {more} more)" if more > 0 else "")
 
 
+_SCANS_BEFORE_INDEXING = 8
+
+
 class _Index:
     """Facts of a (partial) state, indexed by argument and by predicate on first use."""
 
     def __init__(self, facts: frozenset[Fact]) -> None:
         self.facts = facts
         self._by_arg: dict[str, list[Fact]] = {}
+        self._indexed = False  # every argument indexed, not only the names asked about so far
         self._by_predicate: dict[str, list[Fact]] | None = None
 
     def about(self, name: str) -> list[Fact]:
-        # one scan per name asked for: a delta asks about two or three of the state's entities,
-        # so indexing every argument of every fact would cost more than it saves
+        # a delta usually asks about two or three of the state's entities: a scan each costs less
+        # than indexing every argument of every fact, until a large delta asks about many
         found = self._by_arg.get(name)
-        if found is None:
+        if found is not None:
+            return found
+        if self._indexed:
+            return []
+        if len(self._by_arg) < _SCANS_BEFORE_INDEXING:
             found = self._by_arg[name] = [f for f in self.facts if name in f.args]
-        return found
+            return found
+        self._index_every_argument()
+        return self._by_arg.get(name, [])
+
+    def _index_every_argument(self) -> None:
+        by_arg: dict[str, list[Fact]] = defaultdict(list)
+        for fact in self.facts:
+            for arg in dict.fromkeys(fact.args):  # a fact naming an entity twice is listed once
+                by_arg[arg].append(fact)
+        self._by_arg, self._indexed = dict(by_arg), True
 
     def of(self, predicate: str) -> list[Fact]:
         if self._by_predicate is None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 
 import pytest
 from conftest import SURVEY_ENTITIES, SURVEY_FACTS, SetView
 
+from experiments.household import Mover, build_household
 from kg_memory import Delta, DomainRegistry, Entity, Fact, Issue, IssueCode, UpdateSource, Verifier
+from kg_memory import verifier as verifier_module
 
 F = Fact.parse
 NL, SENSOR, REVERT = UpdateSource.NL, UpdateSource.SENSOR, UpdateSource.REVERT
@@ -187,3 +190,19 @@ def test_perception_still_may_not_break_invariants_by_adding(verifier: Verifier)
     # and a new item must come with its place
     (issue,) = verifier.verify(Delta(new_entities=(Entity("cup_1", "dish"),)), nowhere, SENSOR)
     assert issue.code is IssueCode.INVARIANT and issue.message.startswith("cup_1 must be somewhere")
+
+
+def test_a_large_delta_is_judged_as_a_small_one_would_be(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a delta naming many entities indexes the state's facts by argument instead of scanning per name
+    household = build_household(600, 2_400, seed=3)
+    view = SetView(household.entities, household.facts)
+    verifier = Verifier(DomainRegistry().get("example_home"))
+    moves, _ = Mover(random.Random(5), household).propose(120)
+    item, place = next(iter(sorted(household.on.items())))
+    elsewhere = next(f for f in household.furniture if f != place)
+    broken = Delta(remove=moves.remove, add=moves.add | {F(f"(on {item} {elsewhere})")})
+    indexed = [verifier.verify(d, view, SENSOR) for d in (moves, broken)]
+    monkeypatch.setattr(verifier_module, "_SCANS_BEFORE_INDEXING", 10**9)  # scan per name, as before
+    scanned = [verifier.verify(d, view, SENSOR) for d in (moves, broken)]
+    assert indexed == scanned
+    assert indexed[0] == () and IssueCode.FUNCTIONAL in {i.code for i in indexed[1]}
