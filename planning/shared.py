@@ -18,10 +18,24 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from enum import Enum
+from typing import Protocol, TypeVar, cast
 
-if TYPE_CHECKING:
-    from planning.planner import PlanResult
+
+class Outcome(Protocol):
+    """What the memo needs of a planner call's result (``planning.planner.PlanResult``)."""
+
+    @property
+    def status(self) -> Enum: ...
+
+    @property
+    def parse_seconds(self) -> float: ...
+
+    @property
+    def plan_seconds(self) -> float: ...
+
+
+R = TypeVar("R", bound=Outcome)
 
 _STORED = frozenset({"solved", "unsolvable"})
 
@@ -33,11 +47,11 @@ class SolveMemo:
     runs: int = 0  # planner calls that ran
     shared: int = 0  # calls answered from another's run
     waits: int = 0  # calls that waited for an identical one in flight
-    _done: dict[str, PlanResult] = field(default_factory=dict)
+    _done: dict[str, Outcome] = field(default_factory=dict)
     _flying: dict[str, threading.Event] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def answer(self, key: str, run: Callable[[], PlanResult]) -> PlanResult:
+    def answer(self, key: str, run: Callable[[], R]) -> R:
         """``run()``'s result for ``key``: kept from an earlier call, awaited from one in flight, or run here."""
         asked = time.perf_counter()
         while True:
@@ -45,7 +59,7 @@ class SolveMemo:
                 if (kept := self._done.get(key)) is not None:
                     self.shared += 1
                     _credit(kept.parse_seconds + kept.plan_seconds - (time.perf_counter() - asked))
-                    return kept
+                    return cast(R, kept)  # a key names one call, so its result is of the type run makes
                 waiting = self._flying.get(key)
                 if waiting is None:
                     self._flying[key] = threading.Event()
@@ -55,8 +69,8 @@ class SolveMemo:
             waiting.wait()  # then look again: a kept outcome, or (timeout, error) run it here
         return self._run(key, run)
 
-    def _run(self, key: str, run: Callable[[], PlanResult]) -> PlanResult:
-        result: PlanResult | None = None
+    def _run(self, key: str, run: Callable[[], R]) -> R:
+        result: R | None = None
         try:
             result = run()
             return result

@@ -7,14 +7,11 @@ from retrieval._search import MatchParams
 from retrieval._text_cache import CachedEmbedder, shared_cache
 from retrieval.context import Context, Found, Provenance, count_tokens
 from retrieval.embedding import (
-    DEFAULT_EMBEDDER,
-    EMBEDDERS,
     Embedder,
     EmbeddingBackend,
     EntityEmbeddings,
     MemoryBackend,
     SentenceTransformerEmbedder,
-    embedder_named,
     entity_text,
     text_hash,
 )
@@ -34,6 +31,7 @@ from retrieval.retrievers import (
     StoreConnectivity,
     retriever,
 )
+from retrieval.runtimes import DEFAULT_EMBEDDER, EMBEDDERS, embedder_named
 from retrieval.unknowns import context_unknowns
 
 __all__ = [

@@ -405,19 +405,3 @@ class EntityEmbeddings:
         self._names.pop()
         self._types.pop()
         self._hashes.pop()
-
-
-EMBEDDERS = ("torch", "onnx", "onnx-int8")
-DEFAULT_EMBEDDER = "torch"
-
-
-def embedder_named(name: str) -> Embedder:
-    """MiniLM on a runtime by name: ``torch`` (sentence-transformers), ``onnx`` (ONNX Runtime, the
-    same vectors) or ``onnx-int8`` (int8 weights: faster, vectors of its own)."""
-    if name == "torch":
-        return SentenceTransformerEmbedder()
-    if name in ("onnx", "onnx-int8"):
-        from retrieval._onnx import OnnxEmbedder
-
-        return OnnxEmbedder(quantized=name == "onnx-int8")
-    raise EmbeddingError(name, f"unknown embedder: use one of {', '.join(EMBEDDERS)}")

@@ -3,6 +3,7 @@ sync, the type codes kept with the entity rows, and the history read only from i
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -88,7 +89,9 @@ def test_one_cache_per_model_in_a_process_and_a_private_one_without_a_key() -> N
 
 def test_two_retrievers_embed_a_query_text_once(home: WorldMemory) -> None:
     minilm = shared_minilm()
-    query = QueryGraph((QueryNode("m", "a mug nobody has mentioned before 7f3a"),), ())
+    # a text new to this process: the cache is the process's, and other tests (this one on the other
+    # store too) share it
+    query = QueryGraph((QueryNode("m", f"a mug nobody has mentioned before {uuid.uuid4().hex}"),), ())
     first, second = SearchRetriever(embedder=minilm), SearchRetriever(embedder=minilm)
     first.embeddings(home), second.embeddings(home)  # entities and the memory's words first
     model = first.text_cache.inner  # the embedder the process's cache for MiniLM was made with
