@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,19 @@ class NoAnswer(AssertionError):
     pass
 
 
+def _answered(session: zenoh.Session, name: str, tries: int = 5) -> str:
+    """The service's answer, asked again a bounded few times: the routes to a queryable settle after
+    its server is matched, so a first query may find the router still wiring them (no reply, no error)."""
+    answers = []
+    for _ in range(tries):
+        try:
+            return _trigger(session, name)
+        except NoAnswer as exc:
+            answers.append(str(exc))
+            time.sleep(1.0)  # a pause between tries, not a bound on how long an answer takes
+    raise NoAnswer(f"{tries} tries: {answers}")
+
+
 @pytest.fixture
 def router_port() -> Iterator[int]:
     port = _free_port()
@@ -131,22 +145,13 @@ def test_the_node_outlives_its_router(tmp_path: Path) -> None:
     ).start()
     client = _peer(port)
     try:
-        assert _trigger(client, "/l3mp/ping") == "pong"
+        assert _answered(client, "/l3mp/ping") == "pong"
         client.close()  # type: ignore[no-untyped-call]
         router.close()  # type: ignore[no-untyped-call]
         router = open_router(port)  # the router comes back on its port
         client = _peer(port)
         _await_tokens(client, present=True)  # the node found the router again and re-announced itself
-        # the routes to the node's queryable settle after its tokens arrive: a first query may find
-        # the router still wiring them (no reply, no error); it is asked again, a bounded few times
-        answers = []
-        for _ in range(5):
-            try:
-                answers.append(_trigger(client, "/l3mp/ping"))
-                break
-            except NoAnswer as exc:
-                answers.append(str(exc))
-        assert answers[-1] == "pong", answers
+        assert _answered(client, "/l3mp/ping") == "pong"
     finally:
         node.close()
         client.close()  # type: ignore[no-untyped-call]
