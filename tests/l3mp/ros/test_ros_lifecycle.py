@@ -183,10 +183,10 @@ def test_a_slow_service_does_not_hold_up_the_quick_ones(router_port: int) -> Non
     answers: list[str] = []
     try:
         _await_tokens(client, present=True)
-        planning = threading.Thread(target=lambda: answers.append(_trigger(client, "/l3mp/plan")))
+        planning = threading.Thread(target=lambda: answers.append(_answered(client, "/l3mp/plan")))
         planning.start()
         assert started.wait(30)
-        assert [_trigger(client, "/l3mp/state") for _ in range(3)] == ["quick"] * 3  # while the plan runs
+        assert [_answered(client, "/l3mp/state") for _ in range(3)] == ["quick"] * 3  # while the plan runs
         assert not answers  # the plan is still running
         release.set()
         planning.join(30)
