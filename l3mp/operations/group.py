@@ -9,22 +9,29 @@ commits for others indefinitely.
 
 Outcomes are handed out only after the group's commit returned: a process killed mid-group has
 acknowledged nothing it did not commit.
+
+A coroutine writes with :meth:`WriteGroups.submit_async`: it waits on its event loop, not in a thread
+of its own, and only a leader commits in a worker thread, so a group of writes from one loop takes one
+thread hop instead of one per write.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from kg_memory import InvalidValue, Update, WorldMemory
-from kg_memory.memory import Proposal
-from kg_memory.verifier import StateView
+from kg_memory.memory import Propose
+from kg_memory.model import normalise_name
 
-# a write, computed against the state its group shows it (WorldMemory.apply_group's proposer)
-Propose = Callable[[StateView], Proposal]
+# a write that needs the memory itself (its domain, its verifier), bound when its group commits
+Build = Callable[[WorldMemory], Propose]
 Outcome = Update | BaseException
 
 
@@ -37,24 +44,51 @@ class GroupStats:
     largest: int
 
 
+class _LoopEvent:
+    """A thread-safe event for a coroutine: set from any thread, waited for on the coroutine's loop."""
+
+    __slots__ = ("_event", "_loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._event = asyncio.Event()
+
+    def set(self) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
+            self._loop.call_soon_threadsafe(self._event.set)
+
+    def clear(self) -> None:
+        self._event.clear()
+
+    async def wait(self) -> None:
+        await self._event.wait()
+
+
 class _Ticket:
     """One caller's writes, and the event that wakes it: its outcomes are in, or it leads now."""
 
-    __slots__ = ("lead", "memory", "outcomes", "pending", "woken")
+    __slots__ = ("key", "lead", "memory", "outcomes", "pending", "woken")
 
-    def __init__(self, memory: WorldMemory, count: int) -> None:
-        self.memory = memory
+    def __init__(
+        self,
+        key: str,
+        memory: Callable[[], WorldMemory],
+        count: int,
+        woken: threading.Event | _LoopEvent | None = None,
+    ) -> None:
+        self.key = key  # the memory's queue
+        self.memory = memory  # the memory its groups commit to, looked up by the thread that leads
         self.outcomes: list[Outcome | None] = [None] * count
         self.pending = count
         self.lead = False
-        self.woken = threading.Event()
+        self.woken = woken if woken is not None else threading.Event()
 
 
 @dataclass(frozen=True, slots=True)
 class _Slot:
     ticket: _Ticket
     index: int
-    propose: Propose
+    build: Build
     names: tuple[str, ...] = ()  # what its proposer will read: the group reads them in one go
 
 
@@ -105,23 +139,81 @@ class WriteGroups:
         ``names``, if given, holds each write's names as for :meth:`submit`."""
         if not proposals:
             return []
-        ticket = _Ticket(memory, len(proposals))
-        read = [tuple(n) for n in names] or [()] * len(proposals)
-        with self._lock:
-            queue = self._queues.setdefault(memory.name, _Queue())
-            queue.slots.extend(_Slot(ticket, i, p, read[i]) for i, p in enumerate(proposals))
-            leads = not queue.leading
-            queue.leading = True
+        ticket = _Ticket(memory.name, lambda: memory, len(proposals))
+        queue, leads = self._enqueue(ticket, [_bound(p) for p in proposals], names)
         if leads:
             self._lead(queue, ticket)
         while ticket.pending:
             ticket.woken.wait()
-            with self._lock:
-                ticket.woken.clear()
-                leads, ticket.lead = ticket.lead, False
-            if leads:
+            if self._takes_lead(ticket):
                 self._lead(queue, ticket)
         return [o for o in ticket.outcomes if o is not None]
+
+    async def submit_async(
+        self, memory: str, build: Build, *, resolve: Callable[[str], WorldMemory], names: Sequence[str] = ()
+    ) -> Update:
+        """:meth:`submit` for a coroutine, to the memory named ``memory``: it waits on its loop, and
+        only a group it leads commits in a worker thread. That thread looks the memory up
+        (``resolve``, which raises what a missing memory should) and ``build`` makes the write for it,
+        so the loop never waits on the store. Cancelled while it waits, its write is withdrawn unless
+        a group already holds it."""
+        key = normalise_name(memory)
+        ticket = _Ticket(key, partial(resolve, memory), 1, _LoopEvent(asyncio.get_running_loop()))
+        queue, leads = self._enqueue(ticket, [build], [names])
+        try:
+            while True:
+                if leads:
+                    await asyncio.to_thread(self._lead, queue, ticket)
+                if not ticket.pending:
+                    break
+                assert isinstance(ticket.woken, _LoopEvent)
+                await ticket.woken.wait()
+                leads = self._takes_lead(ticket)
+        except asyncio.CancelledError:
+            self._withdraw(queue, ticket)
+            raise
+        outcome = ticket.outcomes[0]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        assert outcome is not None
+        return outcome
+
+    def _enqueue(self, ticket: _Ticket, builds: Sequence[Build], names: Sequence[Sequence[str]]) -> tuple[_Queue, bool]:
+        """Queue the ticket's writes; whether its caller must lead (nobody commits this memory's writes)."""
+        read = [tuple(n) for n in names] or [()] * len(builds)
+        with self._lock:
+            queue = self._queues.setdefault(ticket.key, _Queue())
+            queue.slots.extend(_Slot(ticket, i, b, read[i]) for i, b in enumerate(builds))
+            leads = not queue.leading
+            queue.leading = True
+        return queue, leads
+
+    def _takes_lead(self, ticket: _Ticket) -> bool:
+        """After a wake-up: whether the lead was handed to this ticket (it takes it)."""
+        with self._lock:
+            ticket.woken.clear()
+            leads, ticket.lead = ticket.lead, False
+        return leads
+
+    def _withdraw(self, queue: _Queue, ticket: _Ticket) -> None:
+        """A waiter gone: its writes no group has taken are dropped, and a lead handed to it is passed on."""
+        with self._lock:
+            queue.slots = deque(s for s in queue.slots if s.ticket is not ticket)
+            if not ticket.lead:
+                return
+            ticket.lead = False
+            if queue.slots:
+                nxt = queue.slots[0].ticket
+                nxt.lead = True
+                nxt.woken.set()
+            else:
+                self._idle(ticket.key, queue)
+
+    def _idle(self, key: str, queue: _Queue) -> None:
+        """Nobody leads ``queue`` any more, and it is empty: it is forgotten (the caller holds the lock)."""
+        queue.leading = False
+        if self._queues.get(key) is queue:
+            del self._queues[key]
 
     def _lead(self, queue: _Queue, ticket: _Ticket) -> None:
         """Commit groups until this caller's writes are done, then pass the lead on (or drop it)."""
@@ -135,7 +227,7 @@ class WriteGroups:
                 self._commit(ticket.memory, group)
                 with self._lock:
                     if not queue.slots:
-                        queue.leading = False
+                        self._idle(ticket.key, queue)
                         handed = True
                         return
                     if not ticket.pending:
@@ -156,12 +248,13 @@ class WriteGroups:
                 nxt.lead = True
                 nxt.woken.set()
             else:
-                queue.leading = False
+                self._idle(ticket.key, queue)
 
-    def _commit(self, memory: WorldMemory, group: list[_Slot]) -> None:
+    def _commit(self, memory_of: Callable[[], WorldMemory], group: list[_Slot]) -> None:
         try:
+            memory = memory_of()
             prefetch = {name for slot in group for name in slot.names}
-            outcomes: list[Outcome] = list(memory.apply_group([s.propose for s in group], prefetch=prefetch))
+            outcomes: list[Outcome] = list(memory.apply_group([s.build(memory) for s in group], prefetch=prefetch))
         except Exception as exc:  # the group failed whole: every writer in it hears why
             outcomes = [exc] * len(group)
         except BaseException as exc:  # the process is stopping: tell the writers, then stop too
@@ -182,3 +275,8 @@ class WriteGroups:
                 slot.ticket.pending -= 1
                 if not slot.ticket.pending:
                     slot.ticket.woken.set()
+
+
+def _bound(propose: Propose) -> Build:
+    """A write already made for its memory, as a :data:`Build`."""
+    return lambda _memory: propose

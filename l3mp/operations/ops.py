@@ -11,13 +11,14 @@ issues), and each door decides how to say so (REST answers 422, MCP returns it a
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
 
 from kg_memory import Delta, Fact, HistoryQuery, InvalidValue, L3mpError, State, Update, UpdateSource, WorldMemory
-from kg_memory.memory import Proposal
+from kg_memory.memory import Proposal, Propose
 from kg_memory.unknowns import unplaced
 from l3mp.llm import LanguageModel
 from l3mp.operations.models import (
@@ -176,6 +177,20 @@ class Operations:
         with self.services.writer(memory.name):
             result = updater.apply(request.observation(), expected_version=request.expected_version)
         return UpdateOut.of(result.update)
+
+    async def observe_async(self, name: str, request: ObservationIn) -> UpdateOut:
+        """:meth:`observe` for a door on an event loop. With group commit the write waits on the loop,
+        and the store is read and written by the thread that leads its group; else in a worker thread."""
+        if not self.services.settings.group_commit:
+            return await asyncio.to_thread(self.observe, name, request)
+        observation = request.observation()
+
+        def build(memory: WorldMemory) -> Propose:
+            return partial(SensorUpdater(memory).propose, observation, expected_version=request.expected_version)
+
+        groups = self.services.groups
+        update = await groups.submit_async(name, build, resolve=self.services.world, names=_read_by(observation))
+        return UpdateOut.of(update)
 
     def observe_batch(self, name: str, request: ObservationsIn) -> list[UpdateOut | Exception]:
         """Several observations, in order, each its own sensor update: one outcome each, its update

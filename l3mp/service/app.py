@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager, suppress
 from fastapi import FastAPI
 from starlette.routing import NoMatchFound, Route
 
+from l3mp.gc_freeze import gc_frozen
 from l3mp.llm import LanguageModel
 from l3mp.mcp.http import METHODS, PATH, mcp_door
 from l3mp.operations.gate import ModelGate
@@ -47,8 +48,11 @@ def create_app(settings: Settings | None = None, *, model: LanguageModel | None 
         await asyncio.to_thread(services.warm_up)
         await asyncio.to_thread(_build_routes, app)
         try:
-            async with mcp.running():
-                yield
+            # what start-up left alive (domains, models, routes) stays out of the collector's full
+            # passes, which would otherwise stall every request in flight while they walk it
+            with gc_frozen():
+                async with mcp.running():
+                    yield
         finally:
             services.close()
 

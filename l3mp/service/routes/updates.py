@@ -42,12 +42,12 @@ async def nl_update(body: NLUpdateIn, memory: str, ops: OpsDep, caller: CallerDe
 
 
 @writes.post("/observations", response_model=UpdateOut, responses=_CONFLICT)
-def observe(body: ObservationIn, memory: str, ops: OpsDep) -> UpdateOut:
+async def observe(body: ObservationIn, memory: str, ops: OpsDep) -> UpdateOut:
     """What the robot sees in one room: the difference to the memory, applied as a sensor update.
 
     Perception alone may leave an item's location unknown (it was expected in view and was not
     seen): the answer's ``meta.unknown_location`` and ``meta.warnings`` name each such item."""
-    return recorded(ops.observe(memory, body))
+    return recorded(await ops.observe_async(memory, body))
 
 
 @writes.post("/observations/batch", response_model=ObservationsOut)
