@@ -155,11 +155,27 @@ class WriteGroups:
         """:meth:`submit` for a coroutine, to the memory named ``memory``: it waits on its loop, and
         only a group it leads commits in a worker thread. That thread looks the memory up
         (``resolve``, which raises what a missing memory should) and ``build`` makes the write for it,
-        so the loop never waits on the store. Cancelled while it waits, its write is withdrawn unless
-        a group already holds it."""
+        so the loop never waits on the store. Cancelled while it waits, its writes are withdrawn unless
+        a group already holds them."""
+        outcome = (await self.submit_all_async(memory, [build], resolve=resolve, names=[names]))[0]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    async def submit_all_async(
+        self,
+        memory: str,
+        builds: Sequence[Build],
+        *,
+        resolve: Callable[[str], WorldMemory],
+        names: Sequence[Sequence[str]] = (),
+    ) -> list[Outcome]:
+        """:meth:`submit_all` for a coroutine, as :meth:`submit_async` writes."""
+        if not builds:
+            return []
         key = normalise_name(memory)
-        ticket = _Ticket(key, partial(resolve, memory), 1, _LoopEvent(asyncio.get_running_loop()))
-        queue, leads = self._enqueue(ticket, [build], [names])
+        ticket = _Ticket(key, partial(resolve, memory), len(builds), _LoopEvent(asyncio.get_running_loop()))
+        queue, leads = self._enqueue(ticket, builds, names)
         try:
             while True:
                 if leads:
@@ -172,11 +188,7 @@ class WriteGroups:
         except asyncio.CancelledError:
             self._withdraw(queue, ticket)
             raise
-        outcome = ticket.outcomes[0]
-        if isinstance(outcome, BaseException):
-            raise outcome
-        assert outcome is not None
-        return outcome
+        return [o for o in ticket.outcomes if o is not None]
 
     def _enqueue(self, ticket: _Ticket, builds: Sequence[Build], names: Sequence[Sequence[str]]) -> tuple[_Queue, bool]:
         """Queue the ticket's writes; whether its caller must lead (nobody commits this memory's writes)."""

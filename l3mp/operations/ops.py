@@ -17,10 +17,22 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
 
-from kg_memory import Delta, Fact, HistoryQuery, InvalidValue, L3mpError, State, Update, UpdateSource, WorldMemory
+from kg_memory import (
+    Delta,
+    Fact,
+    HistoryQuery,
+    InvalidValue,
+    L3mpError,
+    State,
+    UnknownMemory,
+    Update,
+    UpdateSource,
+    WorldMemory,
+)
 from kg_memory.memory import Proposal, Propose
 from kg_memory.unknowns import unplaced
 from l3mp.llm import LanguageModel
+from l3mp.operations.group import Build
 from l3mp.operations.models import (
     DeltaIn,
     EntitiesIn,
@@ -184,13 +196,23 @@ class Operations:
         if not self.services.settings.group_commit:
             return await asyncio.to_thread(self.observe, name, request)
         observation = request.observation()
-
-        def build(memory: WorldMemory) -> Propose:
-            return partial(SensorUpdater(memory).propose, observation, expected_version=request.expected_version)
-
         groups = self.services.groups
+        build = _sensor_write(observation, request.expected_version)
         update = await groups.submit_async(name, build, resolve=self.services.world, names=_read_by(observation))
         return UpdateOut.of(update)
+
+    async def observe_batch_async(self, name: str, request: ObservationsIn) -> list[UpdateOut | Exception]:
+        """:meth:`observe_batch` for a door on an event loop, as :meth:`observe_async` writes."""
+        if not self.services.settings.group_commit:
+            return await asyncio.to_thread(self.observe_batch, name, request)
+        observations = [(o.observation(), o.expected_version) for o in request.observations]
+        builds = [_sensor_write(o, v) for o, v in observations]
+        names = [_read_by(o) for o, _ in observations]
+        outcomes = await self.services.groups.submit_all_async(name, builds, resolve=self.services.world, names=names)
+        missing = next((o for o in outcomes if isinstance(o, UnknownMemory)), None)
+        if missing is not None:  # the request's fault, not an item's: looked up as its groups committed
+            raise missing
+        return [_answer(o) for o in outcomes]
 
     def observe_batch(self, name: str, request: ObservationsIn) -> list[UpdateOut | Exception]:
         """Several observations, in order, each its own sensor update: one outcome each, its update
@@ -342,6 +364,15 @@ def _sentences(memory: WorldMemory, update: Update) -> list[str]:
 
 def _named_in(update: Update) -> set[str]:
     return {a for f in update.delta.remove | update.delta.add for a in f.args}
+
+
+def _sensor_write(observation: Observation, expected_version: int | None) -> Build:
+    """The sensor update ``observation`` makes, for whichever memory its group commits to."""
+
+    def build(memory: WorldMemory) -> Propose:
+        return partial(SensorUpdater(memory).propose, observation, expected_version=expected_version)
+
+    return build
 
 
 def _read_by(observation: Observation) -> tuple[str, ...]:

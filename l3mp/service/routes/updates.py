@@ -51,7 +51,7 @@ async def observe(body: ObservationIn, memory: str, ops: OpsDep) -> UpdateOut:
 
 
 @writes.post("/observations/batch", response_model=ObservationsOut)
-def observe_batch(body: ObservationsIn, memory: str, ops: OpsDep) -> ObservationsOut:
+async def observe_batch(body: ObservationsIn, memory: str, ops: OpsDep) -> ObservationsOut:
     """Many observations in one request (a high-rate sensor), each applied in order as its own sensor
     update: one verdict per observation, in order.
 
@@ -59,7 +59,7 @@ def observe_batch(body: ObservationsIn, memory: str, ops: OpsDep) -> Observation
     its issues, as ``POST .../observations`` would have answered 422) or an error naming what kept it
     from being recorded (``version_conflict`` for a stale ``expected_version``: nothing was written
     for it). Items are written as if posted one after another; other writers' updates may fall between."""
-    answers = ops.observe_batch(memory, body)
+    answers = await ops.observe_batch_async(memory, body)
     return ObservationsOut(updates=[a if isinstance(a, UpdateOut) else _item_error(a) for a in answers])
 
 
