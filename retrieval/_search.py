@@ -38,6 +38,8 @@ class MatchParams:
     sentence embeddings barely tell numbers apart, and in a building they are what tells one
     ward from the next. ``nearby_bonus``: added for two nodes the query does not relate when their
     entities are within ``path_hops`` (things named together are usually near each other).
+    ``spelled_bonus``: added to the similarity of entities whose whole label the query's text spells
+    out around the node's mention (a model's "bowl 22" for "the blue bowl 22").
     """
 
     margin: float = 0.15
@@ -50,6 +52,7 @@ class MatchParams:
     alternatives: int = 3
     number_bonus: float = 0.05
     nearby_bonus: float = 0.0
+    spelled_bonus: float = 0.1
 
     def __post_init__(self) -> None:
         problems = [
@@ -59,8 +62,9 @@ class MatchParams:
         ]
         if not -1.0 <= self.min_similarity <= 1.0:
             problems.append("min_similarity must lie in [-1, 1]")
-        if min(self.path_bonus, self.disconnect_penalty, self.number_bonus, self.nearby_bonus) < 0:
-            problems.append("path_bonus, disconnect_penalty, number_bonus and nearby_bonus must not be negative")
+        bonuses = ("path_bonus", "disconnect_penalty", "number_bonus", "nearby_bonus", "spelled_bonus")
+        if min(getattr(self, b) for b in bonuses) < 0:
+            problems.append(f"{', '.join(bonuses)} must not be negative")
         if problems:
             raise InvalidParameters("search", asdict(self), "; ".join(problems))
 

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -163,6 +163,15 @@ def numbers(text: str) -> tuple[str, ...]:
     return tuple(_NUMBER.findall(text))
 
 
+K = TypeVar("K", str, tuple[str, ...])
+_WORD = re.compile(r"[^\W_]+")
+
+
+def label_key(text: str) -> str:
+    """A label or phrase as the search compares them: its words, lower case, one space apart."""
+    return " ".join(_WORD.findall(text.lower()))
+
+
 def entity_text(entity: Entity) -> str:
     """What an entity is embedded as: label, then name and type, e.g. ``blue mug (mug_1, a dish)``.
 
@@ -189,6 +198,33 @@ class _View:
     kinds: tuple[str, ...]
     codes: NDArray[np.intp]
     numbered: Mapping[tuple[str, ...], NDArray[np.intp]]  # the numbers in a label -> rows so labelled
+    labelled: Mapping[str, NDArray[np.intp]]  # a label's key (label_key) -> rows so labelled
+
+
+class _Filing(Generic[K]):
+    """Names filed under one key each (the numbers in its label, the label), refiled as it changes."""
+
+    def __init__(self) -> None:
+        self._key_of: dict[str, K] = {}
+        self._names: dict[K, set[str]] = {}
+
+    def file(self, name: str, key: K | None) -> None:
+        """File ``name`` under ``key`` (an empty or ``None`` key: under nothing)."""
+        old = self._key_of.pop(name, None)
+        if old is not None:
+            self._names[old].discard(name)
+            if not self._names[old]:
+                del self._names[old]
+        if key:
+            self._key_of[name] = key
+            self._names.setdefault(key, set()).add(name)
+
+    def rows(self, index: Mapping[str, int]) -> dict[K, NDArray[np.intp]]:
+        """Each key's rows, by ``index`` (name -> row), in the order of the names."""
+        return {
+            key: np.fromiter((index[m] for m in sorted(members)), dtype=np.intp, count=len(members))
+            for key, members in self._names.items()
+        }
 
 
 @runtime_checkable
@@ -259,8 +295,8 @@ class EntityEmbeddings:
         self._codes: NDArray[np.intp] = np.zeros(0, dtype=np.intp)  # row -> index into _kinds
         self._kinds: dict[str, int] = {}
         self._view: _View | None = None  # names, types and codes as of the last change
-        self._numbers: dict[str, tuple[str, ...]] = {}  # name -> the numbers in its label, if any
-        self._numbered: dict[tuple[str, ...], set[str]] = {}
+        self._numbered: _Filing[tuple[str, ...]] = _Filing()  # by the numbers in their labels
+        self._labelled: _Filing[str] = _Filing()  # by their labels' keys
         self._loaded = False
         self.computed = 0
 
@@ -288,10 +324,8 @@ class EntityEmbeddings:
                 types=tuple(self._types),
                 kinds=tuple(self._kinds),
                 codes=self._codes[:n].copy(),
-                numbered={
-                    key: np.fromiter((self._index[m] for m in sorted(members)), dtype=np.intp, count=len(members))
-                    for key, members in self._numbered.items()
-                },
+                numbered=self._numbered.rows(self._index),
+                labelled=self._labelled.rows(self._index),
             )
         return self._view
 
@@ -351,7 +385,8 @@ class EntityEmbeddings:
     def _set(self, entity: Entity, digest: str, vector: NDArray[np.float32]) -> None:
         self._view = None
         name, type_ = entity.name, entity.type
-        self._number(name, numbers(entity.label))
+        self._numbered.file(name, numbers(entity.label))
+        self._labelled.file(name, label_key(entity.label))
         row = self._index.get(name)
         if row is None:
             row = len(self._names)
@@ -365,17 +400,6 @@ class EntityEmbeddings:
         assert self._matrix is not None
         self._matrix[row] = vector
         self._codes[row] = self._kinds.setdefault(type_, len(self._kinds))
-
-    def _number(self, name: str, key: tuple[str, ...]) -> None:
-        """File ``name`` under the numbers of its label (none: under nothing)."""
-        old = self._numbers.pop(name, ())
-        if old:
-            self._numbered[old].discard(name)
-            if not self._numbered[old]:
-                del self._numbered[old]
-        if key:
-            self._numbers[name] = key
-            self._numbered.setdefault(key, set()).add(name)
 
     def _grow(self, rows: int, dimension: int) -> None:
         """Amortized growth: the matrix doubles, so adding n entities one by one costs O(n)."""
@@ -393,7 +417,8 @@ class EntityEmbeddings:
     def _remove(self, name: str) -> None:
         """Swap the last row into the hole, so removal is O(d) and rows stay dense."""
         self._view = None
-        self._number(name, ())
+        self._numbered.file(name, None)
+        self._labelled.file(name, None)
         row, last = self._index.pop(name), len(self._names) - 1
         assert self._matrix is not None
         if row != last:

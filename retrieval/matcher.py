@@ -21,11 +21,12 @@ from numpy.typing import NDArray
 from retrieval._graph import Adjacency, Connectivity
 from retrieval._search import UNMAPPED, Assignment, MatchParams, Search, SearchInput, SearchOutcome
 from retrieval._text_cache import CachedEmbedder
-from retrieval.embedding import Embedder, EntityEmbeddings, Vectors, normalize, numbers
+from retrieval.embedding import Embedder, EntityEmbeddings, Vectors, label_key, normalize, numbers
 from retrieval.errors import InvalidParameters
 from retrieval.query import QueryGraph
 
 _PLACEHOLDER = re.compile(r"\{\d+\}")
+MAX_LABEL_WORDS = 8  # the longest label a query's text is searched for
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,7 @@ class Candidates:
     kinds: tuple[str, ...] | None = None  # the distinct types; with ``codes``, row i is of kinds[codes[i]]
     codes: NDArray[np.intp] | None = None
     numbered: Mapping[tuple[str, ...], NDArray[np.intp]] | None = None  # label numbers -> rows
+    labelled: Mapping[str, NDArray[np.intp]] | None = None  # label keys (label_key) -> rows
 
     def __post_init__(self) -> None:
         vectors = np.asarray(self.vectors, dtype=np.float32)
@@ -51,7 +53,7 @@ class Candidates:
     @classmethod
     def from_embeddings(cls, embeddings: EntityEmbeddings) -> Candidates:
         view = embeddings.view()
-        return cls(view.names, view.types, embeddings.matrix, view.kinds, view.codes, view.numbered)
+        return cls(view.names, view.types, embeddings.matrix, view.kinds, view.codes, view.numbered, view.labelled)
 
     def type_codes(self) -> tuple[tuple[str, ...], NDArray[np.intp]]:
         """The distinct types and each row's index into them (computed here when not given)."""
@@ -168,6 +170,9 @@ class Matcher:
                 same = candidates.numbered.get(numbers(node.mention))
                 if same is not None:
                     similarity[row, same] += self.params.number_bonus
+        if self.params.spelled_bonus and query.text and candidates.labelled:
+            for row, rows in spelled_rows(query, candidates.labelled).items():
+                similarity[row, rows] += self.params.spelled_bonus
         return similarity
 
     def relation_similarity(self, query: QueryGraph, relations: Vectors | None = None) -> NDArray[np.float32]:
@@ -179,6 +184,32 @@ class Matcher:
         if relations is None:
             relations = self.vectors([e.relation for e in query.edges])
         return relations @ self._phrase_vectors.T
+
+
+def spelled_rows(query: QueryGraph, labelled: Mapping[str, NDArray[np.intp]]) -> dict[int, NDArray[np.intp]]:
+    """Per query node (by row), the entities whose whole label the query's text spells out and holds
+    the node's mention: "skirt 3" in "the brown skirt 3 needs washing" is a brown skirt 3. Only the
+    longest labels spelled at a place count ("skirt 3" inside "brown skirt 3" does not)."""
+    spelled = _spelled_labels(label_key(query.text).split(), labelled)
+    found: dict[int, NDArray[np.intp]] = {}
+    for row, node in enumerate(query.nodes):
+        mention = f" {label_key(node.mention)} "
+        keys = [key for key in spelled if mention.strip() and mention in f" {key} "]
+        if keys:
+            found[row] = np.unique(np.concatenate([labelled[key] for key in keys]))
+    return found
+
+
+def _spelled_labels(words: Sequence[str], labelled: Mapping[str, NDArray[np.intp]]) -> list[str]:
+    """The labels that runs of ``words`` spell, each run not inside a longer one that spells a label."""
+    spans = [
+        (start, end)
+        for start in range(len(words))
+        for end in range(start + 1, min(len(words), start + MAX_LABEL_WORDS) + 1)
+        if " ".join(words[start:end]) in labelled
+    ]
+    kept = [(a, b) for a, b in spans if not any(c <= a and b <= d and (c, d) != (a, b) for c, d in spans)]
+    return list(dict.fromkeys(" ".join(words[a:b]) for a, b in kept))
 
 
 def candidate_rows(similarity: NDArray[np.float32], params: MatchParams) -> list[list[tuple[int, float]]]:

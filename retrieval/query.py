@@ -63,10 +63,13 @@ class QueryEdge:
 
 @dataclass(frozen=True, slots=True)
 class QueryGraph:
-    """Nodes with unique ids and edges between them; at least one node."""
+    """Nodes with unique ids and edges between them; at least one node. ``text``: the words the graph
+    was read from, when known: the search prefers entities whose whole label they spell out (a
+    model may write "skirt 3" for "the brown skirt 3")."""
 
     nodes: tuple[QueryNode, ...]
     edges: tuple[QueryEdge, ...] = ()
+    text: str = ""
 
     def __post_init__(self) -> None:
         nodes, edges = _sequence("query nodes", self.nodes), _sequence("query edges", self.edges)
@@ -84,6 +87,8 @@ class QueryGraph:
             unknown = [end for end in (edge.source, edge.target) if end not in ids]
             if unknown:
                 raise InvalidQuery("query edge", edge.to_json(), f"refers to unknown node(s) {', '.join(unknown)}")
+        if not isinstance(self.text, str):
+            raise InvalidQuery("query text", self.text, "must be a string")
         object.__setattr__(self, "nodes", nodes)
         object.__setattr__(self, "edges", edges)
 
@@ -94,7 +99,8 @@ class QueryGraph:
         raise InvalidQuery("query node id", node_id, "no node has this id")
 
     def to_json(self) -> dict[str, Any]:
-        return {"nodes": [n.to_json() for n in self.nodes], "edges": [e.to_json() for e in self.edges]}
+        graph = {"nodes": [n.to_json() for n in self.nodes], "edges": [e.to_json() for e in self.edges]}
+        return graph | ({"text": self.text} if self.text else {})
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), sort_keys=True)
@@ -111,7 +117,7 @@ class QueryGraph:
             raise InvalidQuery("query graph", data, 'expected an object with "nodes" and "edges"')
         nodes = tuple(_node(item) for item in _sequence("query nodes", data.get("nodes", ())))
         edges = tuple(_edge(item) for item in _sequence("query edges", data.get("edges", ())))
-        return cls(nodes, edges)
+        return cls(nodes, edges, text=data.get("text", ""))
 
 
 @dataclass(frozen=True, slots=True)

@@ -369,7 +369,7 @@ def scales(
     large_undescriptive: bool = False,
     task_every: int = 5,
     building_entities: int = 50_000,
-    building_steps: int = 50,
+    building_steps: int = 100,
 ) -> dict[str, Scale]:
     """The evaluation's homes: paper scale, paper scale named ``object_N``, a large home and a
     multi-floor building."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from kg_memory import Delta, Fact
@@ -61,7 +61,7 @@ def event_probe(step: int, event: Event, world: World, rng: random.Random, noise
         text=event.text,
         needed=event_needed(event),
         names=event.entities,
-        query=query,
+        query=replace(query, text=event.text),
         delta=event.delta,
     )
 
@@ -75,7 +75,7 @@ def task_probe(step: int, task: Task, world: World, rng: random.Random, noise: N
         text=task.text,
         needed=task_needed(task.goal, world),
         names=task_names(task),
-        query=query,
+        query=replace(query, text=task.text),
     )
 
 

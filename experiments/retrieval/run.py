@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--large-steps", type=int, default=50, help="steps of the large home's one episode")
     parser.add_argument("--undescriptive", action="store_true", help="name the large home's entities object_N too")
     parser.add_argument("--building-entities", type=int, default=50_000, help="entities of the building")
-    parser.add_argument("--building-steps", type=int, default=50, help="steps of the building's one episode")
+    parser.add_argument("--building-steps", type=int, default=100, help="steps of the building's one episode")
     parser.add_argument("--scales", default=",".join(DEFAULT_SCALES), help="comma-separated: " + ", ".join(SCALES))
     parser.add_argument(
         "--embedder", default=DEFAULT_EMBEDDER, help="comma-separated MiniLM runtimes: " + ", ".join(EMBEDDERS)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from kg_memory.errors import L3mpError
@@ -210,7 +210,7 @@ class ModelRetrieval:
         problems = answer.problems
         context: Context | None = None
         if answer.value is not None:
-            graph, notes = answer.value.graph, answer.value.dropped
+            graph, notes = replace(answer.value.graph, text=text), answer.value.dropped
             context = self._run(lambda: self.retriever.retrieve(memory, query=graph))
             if context is not None and not context.entities:
                 problems, context = ("the query graph matched no entity of the memory",), None
