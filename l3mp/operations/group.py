@@ -140,7 +140,7 @@ class WriteGroups:
         if not proposals:
             return []
         ticket = _Ticket(memory.name, lambda: memory, len(proposals))
-        queue, leads = self._enqueue(ticket, [_bound(p) for p in proposals], names)
+        queue, leads = self._enqueue(ticket, [bound(p) for p in proposals], names)
         if leads:
             self._lead(queue, ticket)
         while ticket.pending:
@@ -289,6 +289,6 @@ class WriteGroups:
                     slot.ticket.woken.set()
 
 
-def _bound(propose: Propose) -> Build:
+def bound(propose: Propose) -> Build:
     """A write already made for its memory, as a :data:`Build`."""
     return lambda _memory: propose

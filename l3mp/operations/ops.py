@@ -32,7 +32,7 @@ from kg_memory import (
 from kg_memory.memory import Proposal, Propose
 from kg_memory.unknowns import unplaced
 from l3mp.llm import LanguageModel
-from l3mp.operations.group import Build
+from l3mp.operations.group import Build, bound
 from l3mp.operations.models import (
     DeltaIn,
     EntitiesIn,
@@ -166,17 +166,22 @@ class Operations:
     def apply_delta(self, name: str, request: DeltaIn) -> UpdateOut:
         """Facts to remove and to add, verified against the domain and the current state."""
         memory = self.memory(name)
-        delta = Delta(remove={Fact.parse(f) for f in request.remove}, add={Fact.parse(f) for f in request.add})
+        proposal = _delta_proposal(request)
         if self.services.settings.group_commit:
-            proposal = Proposal(
-                delta=delta, source=UpdateSource.API, input=request.input, expected_version=request.expected_version
-            )
             return UpdateOut.of(self.services.groups.submit(memory, lambda _view: proposal))
         with self.services.writer(memory.name):
             update = memory.apply(
-                delta, source=UpdateSource.API, input=request.input, expected_version=request.expected_version
+                proposal.delta, source=UpdateSource.API, input=request.input, expected_version=request.expected_version
             )
         return UpdateOut.of(update)
+
+    async def apply_delta_async(self, name: str, request: DeltaIn) -> UpdateOut:
+        """:meth:`apply_delta` for a door on an event loop, written as :meth:`observe_async` writes."""
+        if not self.services.settings.group_commit:
+            return await asyncio.to_thread(self.apply_delta, name, request)
+        proposal = _delta_proposal(request)
+        groups = self.services.groups
+        return UpdateOut.of(await groups.submit_async(name, bound(lambda _view: proposal), resolve=self.services.world))
 
     def observe(self, name: str, request: ObservationIn) -> UpdateOut:
         """What the robot sees in one room: the difference to the memory, applied as a sensor update."""
@@ -364,6 +369,12 @@ def _sentences(memory: WorldMemory, update: Update) -> list[str]:
 
 def _named_in(update: Update) -> set[str]:
     return {a for f in update.delta.remove | update.delta.add for a in f.args}
+
+
+def _delta_proposal(request: DeltaIn) -> Proposal:
+    delta = Delta(remove={Fact.parse(f) for f in request.remove}, add={Fact.parse(f) for f in request.add})
+    version = request.expected_version
+    return Proposal(delta=delta, source=UpdateSource.API, input=request.input, expected_version=version)
 
 
 def _sensor_write(observation: Observation, expected_version: int | None) -> Build:

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from kg_memory import UnknownMemory, Update
+from kg_memory import UnknownMemory, Update, VersionConflict
 from l3mp.operations import Operations
-from l3mp.operations.models import UpdateOut
+from l3mp.operations.models import DeltaIn, UpdateOut
 from tests.l3mp.test_group_commit_ops import BOUND, CLIENTS, NAME, in_threads_started, observing, operations, replayed
 
 
@@ -116,3 +116,39 @@ def test_a_cancelled_waiter_withdraws_its_write_and_the_queue_goes_on(grouped: O
     memory = grouped.memory(NAME)
     assert memory.version == before + 2
     assert "(light_on lamp_c1)" not in {str(f) for f in memory.facts(entity="lamp_c1")}  # never written
+
+
+def test_deltas_and_observations_from_one_loop_share_groups_and_conflicts_stay_alone(grouped: Operations) -> None:
+    version = grouped.memory(NAME).version
+
+    async def writes() -> list[Any]:
+        deltas = [
+            grouped.apply_delta_async(NAME, DeltaIn(add=[f"(light_on lamp_c{c})"], input=f"lamp {c}"))
+            for c in range(5, 10)
+        ]
+        observations = [grouped.observe_async(NAME, observing(c, 0)) for c in range(5)]
+        stale = grouped.apply_delta_async(NAME, DeltaIn(add=["(light_on lamp_c10)"], expected_version=version - 1))
+        return await asyncio.gather(*deltas, *observations, stale, return_exceptions=True)
+
+    *answers, conflict = asyncio.run(writes())
+    assert [a.status for a in answers] == ["applied"] * 10
+    assert isinstance(conflict, VersionConflict)
+    memory = grouped.memory(NAME)
+    assert memory.version == version + 10
+    assert "(light_on lamp_c10)" not in {str(f) for f in memory.facts(entity="lamp_c10")}
+    assert grouped.services.groups.stats().groups < 11
+
+
+def test_a_delta_the_domain_refuses_is_recorded_rejected_and_written_alone(grouped: Operations) -> None:
+    version = grouped.memory(NAME).version
+
+    async def writes() -> list[UpdateOut]:
+        bad = grouped.apply_delta_async(NAME, DeltaIn(add=["(on mug_c0 mug_c0)"], input="nonsense"))
+        good = grouped.apply_delta_async(NAME, DeltaIn(add=["(light_on lamp_c1)"]))
+        return list(await asyncio.gather(bad, good))
+
+    bad, good = asyncio.run(writes())
+    assert (bad.status, good.status) == ("rejected", "applied") and bad.issues
+    assert grouped.memory(NAME).version == version + 1
+    recorded = {u.id: u.status.value for u in grouped.memory(NAME).history()}
+    assert (recorded[bad.id], recorded[good.id]) == ("rejected", "applied")

@@ -71,9 +71,9 @@ def _item_error(exc: Exception) -> ItemErrorOut:
 
 
 @writes.post("/deltas", response_model=UpdateOut, responses=_CONFLICT)
-def apply_delta(body: DeltaIn, memory: str, ops: OpsDep) -> UpdateOut:
+async def apply_delta(body: DeltaIn, memory: str, ops: OpsDep) -> UpdateOut:
     """Facts to remove and to add, verified against the domain and the current state."""
-    return recorded(ops.apply_delta(memory, body))
+    return recorded(await ops.apply_delta_async(memory, body))
 
 
 @reads.get("/updates", response_model=HistoryOut)
