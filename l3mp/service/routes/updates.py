@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query
+from fastapi import APIRouter, Body, Query, Response
 
 from kg_memory.history import MAX_PAGE
 from l3mp.operations.models import (
@@ -23,7 +23,7 @@ from l3mp.operations.models import (
 from l3mp.service.deps import CallerDep, OpsDep, ReadAccess, WriteAccess
 from l3mp.service.errors import BUSY_RESPONSES as _BUSY
 from l3mp.service.errors import RESPONSES, status_of
-from l3mp.service.routes._common import recorded
+from l3mp.service.routes._common import recorded, serialized
 
 reads = APIRouter(prefix="/memories/{memory}", tags=["updates"], dependencies=[ReadAccess], responses=RESPONSES)
 writes = APIRouter(prefix="/memories/{memory}", tags=["updates"], dependencies=[WriteAccess], responses=RESPONSES)
@@ -42,16 +42,16 @@ async def nl_update(body: NLUpdateIn, memory: str, ops: OpsDep, caller: CallerDe
 
 
 @writes.post("/observations", response_model=UpdateOut, responses=_CONFLICT)
-async def observe(body: ObservationIn, memory: str, ops: OpsDep) -> UpdateOut:
+async def observe(body: ObservationIn, memory: str, ops: OpsDep) -> Response:
     """What the robot sees in one room: the difference to the memory, applied as a sensor update.
 
     Perception alone may leave an item's location unknown (it was expected in view and was not
     seen): the answer's ``meta.unknown_location`` and ``meta.warnings`` name each such item."""
-    return recorded(await ops.observe_async(memory, body))
+    return serialized(recorded(await ops.observe_async(memory, body)))
 
 
 @writes.post("/observations/batch", response_model=ObservationsOut)
-async def observe_batch(body: ObservationsIn, memory: str, ops: OpsDep) -> ObservationsOut:
+async def observe_batch(body: ObservationsIn, memory: str, ops: OpsDep) -> Response:
     """Many observations in one request (a high-rate sensor), each applied in order as its own sensor
     update: one verdict per observation, in order.
 
@@ -60,7 +60,7 @@ async def observe_batch(body: ObservationsIn, memory: str, ops: OpsDep) -> Obser
     from being recorded (``version_conflict`` for a stale ``expected_version``: nothing was written
     for it). Items are written as if posted one after another; other writers' updates may fall between."""
     answers = await ops.observe_batch_async(memory, body)
-    return ObservationsOut(updates=[a if isinstance(a, UpdateOut) else _item_error(a) for a in answers])
+    return serialized(ObservationsOut(updates=[a if isinstance(a, UpdateOut) else _item_error(a) for a in answers]))
 
 
 def _item_error(exc: Exception) -> ItemErrorOut:
@@ -71,9 +71,9 @@ def _item_error(exc: Exception) -> ItemErrorOut:
 
 
 @writes.post("/deltas", response_model=UpdateOut, responses=_CONFLICT)
-async def apply_delta(body: DeltaIn, memory: str, ops: OpsDep) -> UpdateOut:
+async def apply_delta(body: DeltaIn, memory: str, ops: OpsDep) -> Response:
     """Facts to remove and to add, verified against the domain and the current state."""
-    return recorded(await ops.apply_delta_async(memory, body))
+    return serialized(recorded(await ops.apply_delta_async(memory, body)))
 
 
 @reads.get("/updates", response_model=HistoryOut)
