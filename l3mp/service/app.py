@@ -65,6 +65,9 @@ def create_app(settings: Settings | None = None, *, model: LanguageModel | None 
     errors.install(app)
     app.include_router(health.router)
     for router in (
+        # first: a request walks the routes in order, and robots post observations and deltas the
+        # most often (every path of it has a segment after the memory's, so none shadows another)
+        updates.writes,
         history.writes,  # before memories: /memories/import.jsonl is not a memory named import.jsonl
         history.reads,
         entities.writes,
@@ -73,7 +76,6 @@ def create_app(settings: Settings | None = None, *, model: LanguageModel | None 
         state.reads,
         state.writes,
         updates.reads,
-        updates.writes,
         plans.router,
     ):
         app.include_router(router, prefix=API_PREFIX)
