@@ -214,15 +214,16 @@ class WriteGroups:
             if not ticket.lead:
                 return
             ticket.lead = False
-            if queue.slots:
-                nxt = queue.slots[0].ticket
-                nxt.lead = True
-                nxt.woken.set()
-            else:
-                self._idle(ticket.key, queue)
+            self._pass_lead(ticket.key, queue)
 
-    def _idle(self, key: str, queue: _Queue) -> None:
-        """Nobody leads ``queue`` any more, and it is empty: it is forgotten (the caller holds the lock)."""
+    def _pass_lead(self, key: str, queue: _Queue) -> None:
+        """The lead to the oldest waiting writer; with none, the empty queue is forgotten (the caller
+        holds the lock)."""
+        if queue.slots:
+            nxt = queue.slots[0].ticket
+            nxt.lead = True
+            nxt.woken.set()
+            return
         queue.leading = False
         if self._queues.get(key) is queue:
             del self._queues[key]
@@ -238,14 +239,8 @@ class WriteGroups:
                     group = [queue.slots.popleft() for _ in range(min(self.max_items, len(queue.slots)))]
                 self._commit(ticket.memory, group)
                 with self._lock:
-                    if not queue.slots:
-                        self._idle(ticket.key, queue)
-                        handed = True
-                        return
-                    if not ticket.pending:
-                        nxt = queue.slots[0].ticket
-                        nxt.lead = True
-                        nxt.woken.set()
+                    if not queue.slots or not ticket.pending:
+                        self._pass_lead(ticket.key, queue)
                         handed = True
                         return
         finally:
@@ -255,12 +250,7 @@ class WriteGroups:
     def _abandon(self, queue: _Queue, ticket: _Ticket) -> None:
         with self._lock:
             queue.slots = deque(s for s in queue.slots if s.ticket is not ticket)
-            if queue.slots:
-                nxt = queue.slots[0].ticket
-                nxt.lead = True
-                nxt.woken.set()
-            else:
-                self._idle(ticket.key, queue)
+            self._pass_lead(ticket.key, queue)
 
     def _commit(self, memory_of: Callable[[], WorldMemory], group: list[_Slot]) -> None:
         try:

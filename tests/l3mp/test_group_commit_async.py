@@ -5,38 +5,30 @@ cancelled while it waits takes its write and nothing else with it."""
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kg_memory import UnknownMemory, Update, VersionConflict
+from kg_memory import UnknownMemory, VersionConflict
 from l3mp.operations import Operations
 from l3mp.operations.models import DeltaIn, UpdateOut
-from tests.l3mp.test_group_commit_ops import BOUND, CLIENTS, NAME, in_threads_started, observing, operations, replayed
+from tests.l3mp.test_group_commit_ops import (
+    BOUND,
+    CLIENTS,
+    NAME,
+    held_commits,
+    in_threads_started,
+    observing,
+    operations,
+    replayed,
+)
 
 
 @pytest.fixture
 def grouped(tmp_path: Path) -> Iterator[Operations]:
     yield from operations(tmp_path)
-
-
-def held_commits(ops: Operations) -> tuple[threading.Event, threading.Event]:
-    """The memory's first group commit waits for ``release`` once it is ``inside``."""
-    world = ops.memory(NAME)
-    inside, release = threading.Event(), threading.Event()
-    real = world.apply_group
-
-    def held(proposals: Any, **kwargs: Any) -> list[Update | BaseException]:
-        if not inside.is_set():
-            inside.set()
-            assert release.wait(BOUND)
-        return real(proposals, **kwargs)
-
-    world.apply_group = held  # type: ignore[method-assign]
-    return inside, release
 
 
 async def until(condition: Any) -> None:

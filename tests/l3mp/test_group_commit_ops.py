@@ -82,6 +82,22 @@ def replayed(history: list[Update]) -> set[str]:
     return facts
 
 
+def held_commits(ops: Operations) -> tuple[threading.Event, threading.Event]:
+    """The memory's first group commit waits for ``release`` once it is ``inside``."""
+    world = ops.memory(NAME)
+    inside, release = threading.Event(), threading.Event()
+    real = world.apply_group
+
+    def held(proposals: Any, **kwargs: Any) -> list[Update | BaseException]:
+        if not inside.is_set():
+            inside.set()
+            assert release.wait(BOUND)
+        return real(proposals, **kwargs)
+
+    world.apply_group = held  # type: ignore[method-assign]
+    return inside, release
+
+
 def test_concurrent_observations_are_each_recorded_once_and_replay(ops: Operations) -> None:
     steps = 10
     before = ops.memory(NAME).version
@@ -114,17 +130,7 @@ def test_concurrent_observations_are_each_recorded_once_and_replay(ops: Operatio
 
 def test_writes_queued_behind_a_commit_form_the_next_group(grouped: Operations) -> None:
     """The first writer leads and is held inside its commit while nine more queue: they are one group."""
-    world = grouped.memory(NAME)
-    inside, release = threading.Event(), threading.Event()
-    real = world.apply_group
-
-    def held(proposals: Any, **kwargs: Any) -> list[Update | BaseException]:
-        if not inside.is_set():
-            inside.set()
-            assert release.wait(BOUND)
-        return real(proposals, **kwargs)
-
-    world.apply_group = held  # type: ignore[method-assign]
+    inside, release = held_commits(grouped)
     results: list[Any] = []
     first = threading.Thread(target=lambda: results.append(grouped.observe(NAME, observing(0, 0))))
     first.start()
@@ -187,17 +193,7 @@ def test_a_batch_and_single_writes_queued_together_each_get_their_own_answers(gr
     answered, in its own order, and the groups never exceed their cap."""
     groups = grouped.services.groups
     groups.max_items = 4
-    world = grouped.memory(NAME)
-    inside, release = threading.Event(), threading.Event()
-    real = world.apply_group
-
-    def held(proposals: Any, **kwargs: Any) -> list[Update | BaseException]:
-        if not inside.is_set():
-            inside.set()
-            assert release.wait(BOUND)
-        return real(proposals, **kwargs)
-
-    world.apply_group = held  # type: ignore[method-assign]
+    inside, release = held_commits(grouped)
     first = in_threads_started(1, lambda _: grouped.observe(NAME, observing(0, 0)))
     assert inside.wait(BOUND)
     batch = ObservationsIn(observations=[observing(1, step) for step in range(6)])
