@@ -5,7 +5,7 @@ rmw_zenoh's format independent of l3mp's, given the bundled definitions (so it n
 
 Each step is one of
     {"op": "services"}                                  the graph's services and their types
-    {"op": "nodes"}                                     the graph's nodes (from the liveliness tokens)
+    {"op": "nodes", "wait_for": [...]}                  the graph's nodes (from the liveliness tokens)
     {"op": "call", "service": ..., "type": ..., "request": {...}, "timeout": s}
     {"op": "listen", "topic": ..., "type": ..., "then": [steps], "count": n, "timeout": s}
 A request's nested message is {"_type": "pkg/msg/Name", ...every field}, a numeric sequence
@@ -155,7 +155,11 @@ def run(port: int, step: dict[str, Any]) -> Any:
             if all(s in found for s in step.get("wait_for", [])) or time.monotonic() > deadline:
                 return found
     if op == "nodes":
-        return _nodes(port)
+        deadline = time.monotonic() + step.get("timeout", 10.0)
+        while True:  # a liveliness query may come back empty while the router is still busy
+            names = _nodes(port)
+            if all(n in names for n in step.get("wait_for", [])) or time.monotonic() > deadline:
+                return names
     if op == "call":
         return _call(port, step)
     if op == "listen":

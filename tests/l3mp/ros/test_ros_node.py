@@ -195,7 +195,7 @@ def _predicate(service: str, name: str, *params: str) -> dict[str, Any]:
 def test_the_ros_side_sees_the_node_and_its_services_through_liveliness(rig: Callable[..., Rig]) -> None:
     setup = rig()
     wanted = ["/problem_expert/add_problem_predicate", "/planner/get_plan", "/l3mp/report", "/l3mp/observe"]
-    services, nodes = setup.ros_side({"op": "services", "wait_for": wanted}, {"op": "nodes"})
+    services, nodes = setup.ros_side({"op": "services", "wait_for": wanted}, {"op": "nodes", "wait_for": ["/l3mp"]})
     assert services["/problem_expert/add_problem_predicate"] == ["plansys2_msgs/srv/AffectNode"]
     assert services["/problem_expert/get_problem_predicates"] == ["plansys2_msgs/srv/GetStates"]
     assert services["/planner/get_plan"] == ["plansys2_msgs/srv/GetPlan"]
