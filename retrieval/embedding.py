@@ -201,30 +201,76 @@ class _View:
     labelled: Mapping[str, NDArray[np.intp]]  # a label's key (label_key) -> rows so labelled
 
 
+class _Rows(Mapping[K, NDArray[np.intp]]):
+    """Each key's rows in one view of the entities, worked out when a query first asks for the key.
+
+    Every change of the entities makes a new view, and a query asks for a handful of keys: working
+    out the rows of every key up front cost more, at building scale, than the search."""
+
+    def __init__(self, members: Mapping[K, Iterable[str]], names: Sequence[str]) -> None:
+        self._members: Mapping[K, Iterable[str]] = members
+        self._names = names
+        self._index: dict[str, int] | None = None
+        self._rows: dict[K, NDArray[np.intp]] = {}
+
+    def __getitem__(self, key: K) -> NDArray[np.intp]:
+        rows = self._rows.get(key)
+        if rows is None:
+            members = sorted(self._members[key])
+            index = self._row_of()
+            rows = np.fromiter((index[m] for m in members), dtype=np.intp, count=len(members))
+            self._rows[key] = rows
+        return rows
+
+    def _row_of(self) -> dict[str, int]:
+        if self._index is None:
+            self._index = {name: row for row, name in enumerate(self._names)}
+        return self._index
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._members
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._members)
+
+
 class _Filing(Generic[K]):
-    """Names filed under one key each (the numbers in its label, the label), refiled as it changes."""
+    """Names filed under one key each (the numbers in its label, the label), refiled as it changes.
+
+    A view of the filing shares its sets until the filing changes one: that set is copied first
+    (once per view), so a view keeps what it was made from while the entities change."""
 
     def __init__(self) -> None:
         self._key_of: dict[str, K] = {}
         self._names: dict[K, set[str]] = {}
+        self._owned: set[K] = set()  # keys whose set no view shares
 
     def file(self, name: str, key: K | None) -> None:
         """File ``name`` under ``key`` (an empty or ``None`` key: under nothing)."""
         old = self._key_of.pop(name, None)
         if old is not None:
-            self._names[old].discard(name)
-            if not self._names[old]:
+            members = self._own(old)
+            members.discard(name)
+            if not members:
                 del self._names[old]
+                self._owned.discard(old)
         if key:
             self._key_of[name] = key
-            self._names.setdefault(key, set()).add(name)
+            self._own(key).add(name)
 
-    def rows(self, index: Mapping[str, int]) -> dict[K, NDArray[np.intp]]:
-        """Each key's rows, by ``index`` (name -> row), in the order of the names."""
-        return {
-            key: np.fromiter((index[m] for m in sorted(members)), dtype=np.intp, count=len(members))
-            for key, members in self._names.items()
-        }
+    def _own(self, key: K) -> set[str]:
+        if key not in self._owned:
+            self._names[key] = set(self._names.get(key, ()))
+            self._owned.add(key)
+        return self._names[key]
+
+    def rows(self, names: Sequence[str]) -> _Rows[K]:
+        """Each key's rows, for the entities in the order of ``names``."""
+        self._owned = set()
+        return _Rows(dict(self._names), names)
 
 
 @runtime_checkable
@@ -319,13 +365,14 @@ class EntityEmbeddings:
         (at building scale copying them cost more than the search)."""
         if self._view is None:
             n = len(self._names)
+            names = tuple(self._names)
             self._view = _View(
-                names=tuple(self._names),
+                names=names,
                 types=tuple(self._types),
                 kinds=tuple(self._kinds),
                 codes=self._codes[:n].copy(),
-                numbered=self._numbered.rows(self._index),
-                labelled=self._labelled.rows(self._index),
+                numbered=self._numbered.rows(names),
+                labelled=self._labelled.rows(names),
             )
         return self._view
 

@@ -17,6 +17,12 @@ from kg_memory.model import Delta, Issue, Update, UpdateSource, UpdateStatus
 UPDATE_COLUMNS = ("seq", "id", "source", "input", "delta", "status", "issues", "version", "time", "meta")
 
 
+def attrs_from_text(text: str) -> dict[str, Any]:
+    """An entity's stored attributes; most entities have none, and their rows are read by the
+    thousand (verification, retrieval), so the empty object is not parsed."""
+    return {} if text == "{}" else json.loads(text)  # type: ignore[no-any-return]
+
+
 def update_row(update: Update) -> dict[str, Any]:
     """The flat, JSON-text form both backends persist."""
     return {

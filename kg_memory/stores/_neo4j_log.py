@@ -14,7 +14,7 @@ import neo4j
 from kg_memory.domain import Domain
 from kg_memory.history import Checkpoint, HistoryQuery, timestamp_us, touched
 from kg_memory.model import Delta, Entity, Update
-from kg_memory.stores._common import UPDATE_COLUMNS, update_from_row, update_row
+from kg_memory.stores._common import UPDATE_COLUMNS, attrs_from_text, update_from_row, update_row
 from kg_memory.stores._neo4j_tx import facts_of_predicate
 
 # The index on (memory, id) became a uniqueness constraint (duplicate ids are refused).
@@ -64,7 +64,9 @@ def current_checkpoint(tx: neo4j.ManagedTransaction, memory: str, domain: Domain
     rows = tx.run(
         "MATCH (e:Entity {memory: $memory}) RETURN collect([e.name, e.type, e.label, e.attrs]) AS rows", memory=memory
     ).single(strict=True)["rows"]
-    entities = tuple(sorted((Entity.unchecked(n, t, lb, json.loads(a)) for n, t, lb, a in rows), key=lambda e: e.name))
+    entities = tuple(
+        sorted((Entity.unchecked(n, t, lb, attrs_from_text(a)) for n, t, lb, a in rows), key=lambda e: e.name)
+    )
     facts = frozenset(
         fact for p in domain.predicates.values() for fact in facts_of_predicate(tx, memory, p.name, p.arity, p.numeric)
     )

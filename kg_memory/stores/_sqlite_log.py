@@ -14,7 +14,7 @@ from typing import Any
 
 from kg_memory.history import Checkpoint, HistoryQuery, timestamp_us, touched
 from kg_memory.model import Delta, Entity, Fact, Update
-from kg_memory.stores._common import UPDATE_COLUMNS, update_from_row, update_row
+from kg_memory.stores._common import UPDATE_COLUMNS, attrs_from_text, update_from_row, update_row
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS touches (
@@ -85,7 +85,7 @@ def _touch(conn: sqlite3.Connection, memory_id: int, update: Update) -> None:
 def current_checkpoint(conn: sqlite3.Connection, memory_id: int, version: int) -> Checkpoint:
     """The materialized state, read inside the caller's transaction."""
     entities = tuple(
-        Entity.unchecked(n, t, label, json.loads(a))
+        Entity.unchecked(n, t, label, attrs_from_text(a))
         for n, t, label, a in conn.execute(
             "SELECT name, type, label, attrs FROM entities WHERE memory_id = ? ORDER BY name", (memory_id,)
         )

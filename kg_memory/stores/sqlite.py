@@ -31,7 +31,7 @@ from kg_memory.history import DEFAULT_CHECKPOINT_EVERY, Checkpoint, HistoryQuery
 from kg_memory.model import Delta, Entity, Fact, Memory, Update, UpdateSource, UpdateStatus, normalise_name, pddl_name
 from kg_memory.store import Embeddings, dimension_clash, embedding_rows, float32_vector
 from kg_memory.stores import _sqlite_log as _log
-from kg_memory.stores._common import check_commit, check_group, check_load, check_record
+from kg_memory.stores._common import attrs_from_text, check_commit, check_group, check_load, check_record
 from kg_memory.stores._common import stamp as _stamp
 from kg_memory.stores._sqlite_vectors import cosine as _cosine
 from kg_memory.stores._sqlite_vectors import pack as _pack
@@ -201,7 +201,7 @@ class SQLiteStore:
 
     def entities(self, memory: str, names: Iterable[str] | None = None) -> dict[str, Entity]:
         rows = self._rows_by_name(memory, "SELECT name, type, label, attrs FROM entities", names)
-        return {n: Entity.unchecked(n, t, label, json.loads(a)) for n, t, label, a in rows}
+        return {n: Entity.unchecked(n, t, label, attrs_from_text(a)) for n, t, label, a in rows}
 
     def facts(self, memory: str, predicate: str | None = None, entity: str | None = None) -> frozenset[Fact]:
         memory_id = self._memory_id(memory)

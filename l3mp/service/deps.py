@@ -15,9 +15,13 @@ from l3mp.operations.gate import client_key
 from l3mp.operations.services import Services
 
 
-async def _services(request: Request) -> Services:
+def _services_of(request: Request) -> Services:
     services: Services = request.app.state.services
     return services
+
+
+async def _services(request: Request) -> Services:
+    return _services_of(request)
 
 
 ServicesDep = Annotated[Services, Depends(_services)]
@@ -30,15 +34,17 @@ async def _store(services: ServicesDep) -> GraphStore:
 StoreDep = Annotated[GraphStore, Depends(_store)]
 
 
-async def _operations(services: ServicesDep) -> Operations:
-    return Operations(services=services)
+async def _operations(request: Request) -> Operations:
+    return Operations(services=_services_of(request))
 
 
 OpsDep = Annotated[Operations, Depends(_operations)]
 
 
 # the cheap dependencies are async: a sync one takes a thread from the pool the routes share, and
-# fifty requests waiting for threads made GET /health wait too
+# fifty requests waiting for threads made GET /health wait too. Those every request solves read the
+# app's state from the request rather than through a shared dependency: each node of the tree costs
+# the event loop time per request, which the hot write routes feel.
 
 
 def _memory(memory: str, store: StoreDep) -> WorldMemory:
@@ -54,9 +60,9 @@ def _matches(given: str, key: SecretStr | None) -> bool:
     return key is not None and secrets.compare_digest(given.encode(), key.get_secret_value().encode())
 
 
-async def require_read(services: ServicesDep, key: Annotated[str | None, Security(_key_header)]) -> None:
+async def require_read(request: Request, key: Annotated[str | None, Security(_key_header)]) -> None:
     """Reads are open unless a read-only key is configured; then either key is needed."""
-    settings = services.settings
+    settings = _services_of(request).settings
     if settings.read_only_api_key is None:
         return
     if not key:
@@ -65,9 +71,9 @@ async def require_read(services: ServicesDep, key: Annotated[str | None, Securit
         raise HTTPException(403, "the API key is not valid")
 
 
-async def require_write(services: ServicesDep, key: Annotated[str | None, Security(_key_header)]) -> None:
+async def require_write(request: Request, key: Annotated[str | None, Security(_key_header)]) -> None:
     """Writes need the full API key when one is configured (a read-only key gets 403)."""
-    settings = services.settings
+    settings = _services_of(request).settings
     if settings.api_key is None and settings.read_only_api_key is None:
         return
     if not key:

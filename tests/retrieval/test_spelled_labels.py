@@ -91,6 +91,22 @@ def test_the_label_index_follows_renames_and_removals() -> None:
     assert labelled is not None and list(labelled["red skirt 3"]) == [embeddings.names.index("skirt_10")]
 
 
+def test_a_view_keeps_the_labels_it_was_made_from_while_the_entities_change() -> None:
+    entities = skirts()
+    embeddings = EntityEmbeddings(LookupEmbedder(table(entities), 4))
+    embeddings.sync(entities)
+    before = embeddings.view()
+    renamed = [*entities[:-1], Entity("skirt_10", "clothing", "red skirt 3")]
+    embeddings.embedder = LookupEmbedder(table(entities) | {entity_text(renamed[-1]): basis(4, (0, 1.0))}, 4)
+    embeddings.sync(renamed)  # nothing of the old view was asked for before this change
+    after = embeddings.view()
+    assert list(before.labelled["brown skirt 3"]) == [before.names.index("skirt_10")]
+    assert sorted(before.labelled["red skirt 3"]) == [before.names.index("skirt_0")]
+    assert "brown skirt 3" not in after.labelled and len(after.labelled) == len(before.labelled) - 1
+    assert sorted(after.labelled["red skirt 3"]) == sorted(after.names.index(n) for n in ("skirt_0", "skirt_10"))
+    assert sorted(after.numbered[("3",)]) == list(range(len(entities)))
+
+
 def test_the_text_travels_with_the_query_graph_as_json() -> None:
     graph = QueryGraph((QueryNode("n1", "skirt 3"),), text=TEXT)
     assert QueryGraph.from_json(graph.to_json()) == graph
