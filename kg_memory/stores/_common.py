@@ -20,7 +20,7 @@ UPDATE_COLUMNS = ("seq", "id", "source", "input", "delta", "status", "issues", "
 def attrs_from_text(text: str) -> dict[str, Any]:
     """An entity's stored attributes; most entities have none, and their rows are read by the
     thousand (verification, retrieval), so the empty object is not parsed."""
-    return {} if text == "{}" else json.loads(text)  # type: ignore[no-any-return]
+    return {} if text == "{}" else json.loads(text)
 
 
 def update_row(update: Update) -> dict[str, Any]:
