@@ -276,7 +276,7 @@ class Delta:
 
     def mentioned(self) -> frozenset[str]:
         """Every entity name the delta touches."""
-        names = {a for f in self.remove | self.add for a in f.args}
+        names = {a for facts in (self.remove, self.add) for f in facts for a in f.args}
         names.update(e.name for e in self.new_entities)
         return frozenset(names)
 

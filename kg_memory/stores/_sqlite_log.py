@@ -200,20 +200,34 @@ def load(
 ) -> None:
     """Append already-verified, stamped updates and their checkpoints (an import's batch)."""
     rows = [(memory_id, timestamp_us(u.time), *loaded_row(u)) for u in updates]
-    placeholders = ", ".join("?" for _ in range(len(UPDATE_COLUMNS) + 2))
-    conn.executemany(f"INSERT INTO updates (memory_id, ts, {', '.join(UPDATE_COLUMNS)}) VALUES ({placeholders})", rows)
+    _insert_all(conn, f"updates (memory_id, ts, {', '.join(UPDATE_COLUMNS)})", rows)
     touches = [
         (memory_id, name, u.seq, timestamp_us(u.time), int(seen)) for u in updates for name, seen in touched(u).items()
     ]
     # by entity, then seq (the sort is stable): each of the touches' indexes is then filled in
     # its own order, a run of neighbouring keys at a time rather than one leaf here and one there
     touches.sort(key=itemgetter(1))
-    conn.executemany("INSERT INTO touches VALUES (?, ?, ?, ?, ?)", touches)
+    _insert_all(conn, "touches", touches)
     for checkpoint in checkpoints:
         conn.execute(
             "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?)",
             (memory_id, checkpoint.version, encoded_checkpoint(checkpoint)),
         )
+
+
+def _insert_all(conn: sqlite3.Connection, into: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Insert ``rows`` (of ints and strings) as one JSON array in one statement: SQLite then fills
+    the B-trees without the GIL, while an import verifies its next batch on another thread (row by
+    row, each row handed the GIL back and waited for it, and the two threads took turns). SQLite's
+    JSON ends a string at an escaped NUL, so text holding one goes in row by row."""
+    if not rows:
+        return
+    text = json.dumps(rows, ensure_ascii=False)  # a lone surrogate fails to encode, as a bound value would
+    if "\\u0000" in text:
+        conn.executemany(f"INSERT INTO {into} VALUES ({', '.join('?' * len(rows[0]))})", rows)
+        return
+    picks = ", ".join(f"value ->> {i}" for i in range(len(rows[0])))
+    conn.execute(f"INSERT INTO {into} SELECT {picks} FROM json_each(?)", (text,))
 
 
 def loaded_row(update: Update) -> tuple[Any, ...]:

@@ -97,3 +97,23 @@ def test_history_rows_are_in_the_columns_order_and_stop_at_the_limit(varied: Wor
     assert [r[0] for r in rows] == [3, 4, 5]
     stored = store.history(varied.name, 2, 3)
     assert [dict(zip(UPDATE_COLUMNS, r, strict=True))["id"] for r in rows] == [u.id for u in stored]
+
+
+@pytest.mark.parametrize("awkward", ['a\x00b, then "c" \\ d', "tab\there, line\u2028break, 😀 and \U0010ffff"])
+def test_an_imported_log_keeps_every_character_of_its_rows(varied: WorldMemory, awkward: str) -> None:
+    """An import writes a batch's rows in one statement through SQLite's JSON, which ends a string
+    at an escaped NUL: every text comes back as it went in, the rows equal the exported ones."""
+    said = varied.apply(
+        Delta(remove={F("(light_on lamp_1)")}), source=UpdateSource.NL, input=awkward, meta={"note": awkward}
+    )
+    assert said.status is UpdateStatus.APPLIED, said.issues
+    store = varied.store
+    assert isinstance(store, SQLiteStore)
+    copy = WorldMemory.import_lines(store, list(varied.export_lines()), name="copy")
+    assert copy.history()[-1].input == awkward and copy.history()[-1].meta == {"note": awkward}
+    original, imported = (_Rows(store).history_rows(m, 0, 100) for m in (varied.name, copy.name))
+    assert imported == original
+    touched = "SELECT entity, seq, ts, seen FROM touches WHERE memory_id = ? ORDER BY entity, seq"
+    with contextlib.closing(sqlite3.connect(store.path)) as conn:
+        ids = [conn.execute("SELECT id FROM memories WHERE name = ?", (m,)).fetchone()[0] for m in ("rows", "copy")]
+        assert conn.execute(touched, (ids[1],)).fetchall() == conn.execute(touched, (ids[0],)).fetchall()
