@@ -82,7 +82,7 @@ def touched(update: Update) -> dict[str, bool]:
     """
     delta = update.delta
     names: dict[str, bool] = dict.fromkeys(delta.mentioned(), False)
-    if any(not f.args for f in delta.remove | delta.add):
+    if any(not f.args for facts in (delta.remove, delta.add) for f in facts):
         names[NO_ENTITY] = False
     if update.source is UpdateSource.SENSOR and update.status is not UpdateStatus.REJECTED:
         seen = update.meta.get("seen")

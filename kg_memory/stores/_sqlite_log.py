@@ -199,11 +199,10 @@ def load(
     conn: sqlite3.Connection, memory_id: int, updates: Sequence[Update], checkpoints: Iterable[Checkpoint]
 ) -> None:
     """Append already-verified, stamped updates and their checkpoints (an import's batch)."""
-    rows = [(memory_id, timestamp_us(u.time), *loaded_row(u)) for u in updates]
+    stamped = [(u, timestamp_us(u.time)) for u in updates]
+    rows = [(memory_id, ts, *loaded_row(u)) for u, ts in stamped]
     _insert_all(conn, f"updates (memory_id, ts, {', '.join(UPDATE_COLUMNS)})", rows)
-    touches = [
-        (memory_id, name, u.seq, timestamp_us(u.time), int(seen)) for u in updates for name, seen in touched(u).items()
-    ]
+    touches = [(memory_id, name, u.seq, ts, int(seen)) for u, ts in stamped for name, seen in touched(u).items()]
     # by entity, then seq (the sort is stable): each of the touches' indexes is then filled in
     # its own order, a run of neighbouring keys at a time rather than one leaf here and one there
     touches.sort(key=itemgetter(1))
