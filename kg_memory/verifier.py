@@ -87,7 +87,9 @@ class Verifier:
         issues += self._check_presence(delta, before, malformed)
         after = (before - delta.remove) | (delta.add - malformed)
         added = delta.add - malformed - before
-        before_index, after_index = _Index(before), _Index(after)
+        # a delta that mentions many entities asks about each: index every argument from the start
+        eager = len(mentioned) > _SCANS_BEFORE_INDEXING
+        before_index, after_index = _Index(before, eager=eager), _Index(after, eager=eager)
         issues += self._check_groups(before_index, after_index, added)
         issues += self._check_invariants(delta, mentioned, before_index, after_index, known, source)
         return tuple(issues)
@@ -334,11 +336,13 @@ _SCANS_BEFORE_INDEXING = 8
 class _Index:
     """Facts of a (partial) state, indexed by argument and by predicate on first use."""
 
-    def __init__(self, facts: frozenset[Fact]) -> None:
+    def __init__(self, facts: frozenset[Fact], *, eager: bool = False) -> None:
         self.facts = facts
         self._by_arg: dict[str, list[Fact]] = {}
         self._indexed = False  # every argument indexed, not only the names asked about so far
         self._by_predicate: dict[str, list[Fact]] | None = None
+        if eager:
+            self._index_every_argument()
 
     def about(self, name: str) -> list[Fact]:
         # a delta usually asks about two or three of the state's entities: a scan each costs less
@@ -357,7 +361,12 @@ class _Index:
     def _index_every_argument(self) -> None:
         by_arg: dict[str, list[Fact]] = defaultdict(list)
         for fact in self.facts:
-            for arg in dict.fromkeys(fact.args):  # a fact naming an entity twice is listed once
+            args = fact.args
+            if len(args) == 2 and args[0] != args[1]:  # most facts: no set of names needed
+                by_arg[args[0]].append(fact)
+                by_arg[args[1]].append(fact)
+                continue
+            for arg in dict.fromkeys(args):  # a fact naming an entity twice is listed once
                 by_arg[arg].append(fact)
         self._by_arg, self._indexed = dict(by_arg), True
 
