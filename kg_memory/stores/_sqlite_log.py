@@ -78,7 +78,8 @@ def _touch(conn: sqlite3.Connection, memory_id: int, update: Update) -> None:
     ts = timestamp_us(update.time)
     conn.executemany(
         "INSERT INTO touches VALUES (?, ?, ?, ?, ?)",
-        [(memory_id, name, update.seq, ts, int(seen)) for name, seen in touched(update).items()],
+        # in key order: a large update's touches then fill each index's pages in one sweep
+        [(memory_id, name, update.seq, ts, int(seen)) for name, seen in sorted(touched(update).items())],
     )
 
 
