@@ -82,8 +82,9 @@ def replayed(history: list[Update]) -> set[str]:
     return facts
 
 
-def held_commits(ops: Operations) -> tuple[threading.Event, threading.Event]:
-    """The memory's first group commit waits for ``release`` once it is ``inside``."""
+def held_commits(ops: Operations, *, then_fail: Exception | None = None) -> tuple[threading.Event, threading.Event]:
+    """The memory's first group commit waits for ``release`` once it is ``inside``, then commits
+    (or raises ``then_fail`` instead)."""
     world = ops.memory(NAME)
     inside, release = threading.Event(), threading.Event()
     real = world.apply_group
@@ -92,6 +93,8 @@ def held_commits(ops: Operations) -> tuple[threading.Event, threading.Event]:
         if not inside.is_set():
             inside.set()
             assert release.wait(BOUND)
+            if then_fail is not None:
+                raise then_fail
         return real(proposals, **kwargs)
 
     world.apply_group = held  # type: ignore[method-assign]
@@ -155,17 +158,7 @@ def test_writes_queued_behind_a_commit_form_the_next_group(grouped: Operations) 
 def test_a_group_that_fails_whole_fails_only_its_writers_and_the_next_group_commits(grouped: Operations) -> None:
     world = grouped.memory(NAME)
     before = world.version
-    inside, release = threading.Event(), threading.Event()
-    real = world.apply_group
-
-    def broken_once(proposals: Any, **kwargs: Any) -> list[Update | BaseException]:
-        if not inside.is_set():
-            inside.set()
-            assert release.wait(BOUND)
-            raise RuntimeError("the store went away")
-        return real(proposals, **kwargs)
-
-    world.apply_group = broken_once  # type: ignore[method-assign]
+    inside, release = held_commits(grouped, then_fail=RuntimeError("the store went away"))
     failed: list[BaseException] = []
 
     def first_writer() -> None:
