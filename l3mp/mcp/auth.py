@@ -11,6 +11,7 @@ local user is trusted.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,9 +97,10 @@ async def write_gate(ctx: Any, call_next: Any) -> Any:
     """MCPServer middleware: a write tool without the write scope is refused before it runs."""
     if ctx.method != "tools/call":
         return await call_next(ctx)
-    name = (ctx.params or {}).get("name")
+    params = ctx.params if isinstance(ctx.params, Mapping) else {}
+    name = params.get("name")  # not yet validated: a malformed call goes on, for the SDK to refuse
     token = get_access_token()  # None over stdio and in-process: the local user
-    if name in WRITE_TOOLS and token is not None and WRITE not in token.scopes:
+    if isinstance(name, str) and name in WRITE_TOOLS and token is not None and WRITE not in token.scopes:
         why = "this key is read-only" if token.token else "send the API key (Authorization: Bearer <key> or X-API-Key)"
         text = f"tool {name!r} changes state or spends model calls: it needs the full API key; {why}"
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)

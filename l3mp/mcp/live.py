@@ -173,10 +173,11 @@ class Live:
                 self.unwatch(memory)
 
 
-def _listened(params: Mapping[str, Any] | None) -> list[str]:
-    notifications = (params or {}).get("notifications") or {}
-    uris = notifications.get("resourceSubscriptions") or [] if isinstance(notifications, Mapping) else []
-    return [u for u in uris if isinstance(u, str)]
+def _listened(params: Any) -> list[str]:
+    """The resources a listen request names; none for a malformed request (the SDK refuses it)."""
+    notifications = params.get("notifications") if isinstance(params, Mapping) else None
+    uris = notifications.get("resourceSubscriptions") if isinstance(notifications, Mapping) else None
+    return [u for u in uris if isinstance(u, str)] if isinstance(uris, list) else []
 
 
 def _connection_id(session: ServerSession) -> int:

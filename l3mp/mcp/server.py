@@ -14,11 +14,12 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 import mcp.types as types
 from mcp.server.mcpserver import Context, MCPServer, Message, UserMessage
-from pydantic import Field
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from pydantic import ConfigDict, Field
 
 from kg_memory import UpdateSource, UpdateStatus
 from kg_memory.history import MAX_PAGE
@@ -102,9 +103,23 @@ def build_mcp(services: ServicesProvider) -> MCPServer:
     _reads(server, ops)
     _writes(server, ops)
     _model_bound(server, services)
+    _refusing_unknown_arguments(server)
     _resources(server, ops, services)
     _prompts(server)
     return server
+
+
+def _refusing_unknown_arguments(server: MCPServer) -> None:
+    """The SDK's argument models drop the keys they do not know, so a misspelt ``expected_version``
+    would write without its check. Each tool refuses them instead, as REST's bodies do, and its input
+    schema says so (``additionalProperties: false``)."""
+    for tool in server._tool_manager.list_tools():
+        loose = tool.fn_metadata.arg_model
+        config = ConfigDict(**{**loose.model_config, "extra": "forbid"})
+        namespace = {"model_config": config, "__module__": loose.__module__}
+        strict = cast(type[ArgModelBase], type(loose.__name__, (loose,), namespace))  # pydantic's metaclass builds it
+        tool.fn_metadata.arg_model = strict
+        tool.parameters = strict.model_json_schema(by_alias=True)
 
 
 def _bus() -> Any:

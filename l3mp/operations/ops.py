@@ -105,7 +105,9 @@ class Operations:
     @staticmethod
     def version_at(memory: WorldMemory, at: datetime) -> int:
         """The memory's version at the time ``at``: that of its newest update written by then (0 before any)."""
-        query = HistoryQuery(until=at + _INSTANT, newest_first=True, limit=1)
+        # the last instant a datetime holds has no instant after it: every update is written by then
+        until = at + _INSTANT if at < datetime.max.replace(tzinfo=at.tzinfo) else None
+        query = HistoryQuery(until=until, newest_first=True, limit=1)
         found = memory.query_history(query)
         return found[0].version if found else 0
 

@@ -3,6 +3,7 @@ streamable HTTP client: the REST keys and scopes, DNS-rebinding protection, samp
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -156,3 +157,47 @@ async def test_a_subscriber_hears_of_an_update_made_through_rest(keyed: tuple[Se
         with anyio.fail_after(10):
             event: Any = await subscription.__anext__()
         assert event.uri == uri
+
+
+async def _rpc(http: Any, app: Served, method: str, params: Any, headers: dict[str, str]) -> dict[str, Any]:
+    """One raw JSON-RPC request to /mcp; its answer (the last message of an event stream)."""
+    body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": params}
+    answer = await http.post(app.url, headers={**ACCEPT, **headers}, json=body)
+    events = [line[5:].strip() for line in answer.text.splitlines() if line.startswith("data:")]
+    found: dict[str, Any] = json.loads(events[-1]) if events else answer.json()
+    return found
+
+
+@pytest.mark.anyio
+async def test_a_tool_call_naming_no_tool_is_an_invalid_request_not_a_crash(keyed: tuple[Served, str]) -> None:
+    app, name = keyed
+    legacy = {"mcp-protocol-version": "2025-11-25", "X-API-Key": FULL}
+    async with httpx2.AsyncClient() as http:
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+        opened = await http.post(
+            app.url,
+            headers={**ACCEPT, "X-API-Key": FULL},
+            json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        )
+        session = {**legacy, "mcp-session-id": opened.headers["mcp-session-id"]}
+        await http.post(
+            app.url, headers={**ACCEPT, **session}, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
+        )
+        for odd in (["apply_delta"], {"tool": "apply_delta"}):
+            answer = await _rpc(http, app, "tools/call", {"name": odd, "arguments": {"memory": name}}, session)
+            assert answer["error"]["code"] == -32602, answer
+        fine = await _rpc(http, app, "tools/call", {"name": "get_state", "arguments": {"memory": name}}, session)
+        assert fine["result"]["structuredContent"]["version"] == 1
+
+
+@pytest.mark.anyio
+async def test_a_listen_request_with_malformed_subscriptions_is_an_invalid_request(keyed: tuple[Served, str]) -> None:
+    app, _ = keyed
+    version = "2026-07-28"
+    meta = {"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {}}
+    headers = {"mcp-protocol-version": version, "mcp-method": "subscriptions/listen", "X-API-Key": FULL}
+    async with httpx2.AsyncClient() as http:
+        for odd in (5, True, {"uri": "l3mp://memories"}):
+            params = {"notifications": {"resourceSubscriptions": odd}, "_meta": meta}
+            answer = await _rpc(http, app, "subscriptions/listen", params, headers)
+            assert answer["error"]["code"] == -32602, answer

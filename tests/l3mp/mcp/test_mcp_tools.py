@@ -112,6 +112,17 @@ async def test_domain_errors_are_tool_errors_naming_the_input(tmp_path: Path) ->
 
             update = await client.call_tool("explain_update", {"memory": name, "update_id": "nope"})
             assert update.is_error is True and "nope" in text_of(update)
+
+            # a misspelt argument is refused, not dropped: this write would have lost its version check
+            misspelt = await client.call_tool(
+                "apply_delta", {"memory": name, "add": ["(light_on lamp_1)"], "expected_versoin": 0}
+            )
+            assert misspelt.is_error is True and "expected_versoin" in text_of(misspelt)
+            tools = (await client.list_tools()).tools
+            assert [t.name for t in tools if t.input_schema.get("additionalProperties") is not False] == []
+
+            last = await client.call_tool("get_state", {"memory": name, "at": "9999-12-31T23:59:59.999999+00:00"})
+            assert last.is_error is False and (last.structured_content or {})["version"] == 1
         assert Operations(services=services).state(name).version == 1  # nothing of it was written
 
 

@@ -47,6 +47,11 @@ def test_the_state_now_at_a_past_version_and_at_a_past_time(make_client: Factory
     assert client.get(f"/v1/memories/{name}/state", params={"at": just_before}).json()["version"] == 1
     long_ago = client.get(f"/v1/memories/{name}/state", params={"at": "2001-01-01T00:00:00+00:00"}).json()
     assert long_ago["version"] == 0 and long_ago["facts"] == []
+    # the last instant a time can name (no instant follows it), and one whose UTC falls after it
+    for last in ("9999-12-31T23:59:59.999999+00:00", "9999-12-31T23:00:00-05:00"):
+        at_the_end = client.get(f"/v1/memories/{name}/state", params={"at": last})
+        assert at_the_end.status_code == 200, at_the_end.text
+        assert at_the_end.json()["version"] == 2 and at_the_end.json()["facts"] == now["facts"]
 
 
 def test_a_state_request_that_cannot_be_answered_says_why(make_client: Factory) -> None:
