@@ -219,7 +219,7 @@ def import_stream(store: GraphStore, items: Iterable[Mapping[str, Any]], name: s
         domain = store.domains.get(record["domain"])
     except (KeyError, TypeError) as exc:
         raise InvalidValue("memory export", "header", f"it is malformed ({type(exc).__name__}: {exc})") from exc
-    store.create_memory(target, domain.name)
+    store.create_memory(target, domain.name, importing=True)  # hidden until its state is loaded
     try:
         Replay(store, target, Verifier(domain), datetime.now(UTC) + CLOCK_SKEW).run(stream)
     except BaseException:

@@ -84,8 +84,13 @@ class GraphStore(Protocol):
     domains: DomainRegistry  # resolves each memory's domain by name
     checkpoint_every: int  # a checkpoint of the state every this many versions
 
-    def create_memory(self, name: str, domain: str) -> Memory:
-        """Create an empty memory (holding the domain's constants) at version 0."""
+    def create_memory(self, name: str, domain: str, *, importing: bool = False) -> Memory:
+        """Create an empty memory (holding the domain's constants) at version 0.
+
+        ``importing``: the memory an import fills. Until :meth:`load_state` writes its final state
+        it is hidden: reads and writes do not find it, and creating its name raises
+        :class:`MemoryExists`; only :meth:`load_history`, :meth:`load_state` and
+        :meth:`delete_memory` (which abandons the import) reach it."""
         ...
 
     def get_memory(self, name: str) -> Memory:
@@ -95,7 +100,7 @@ class GraphStore(Protocol):
     def list_memories(self) -> list[Memory]: ...
 
     def delete_memory(self, name: str) -> None:
-        """Delete the memory, its state and its history."""
+        """Delete the memory, its state and its history (a memory being imported too)."""
         ...
 
     def entities(self, memory: str, names: Iterable[str] | None = None) -> dict[str, Entity]:
@@ -203,7 +208,8 @@ class GraphStore(Protocol):
         ...
 
     def load_state(self, memory: str, entities: Iterable[Entity], facts: Iterable[Fact]) -> None:
-        """Write an imported memory's final state (the entities not there yet, and the facts)."""
+        """Write an imported memory's final state (the entities not there yet, and the facts); a
+        memory being imported is then found like any other, in the same transaction."""
         ...
 
     def compact(self, memory: str, checkpoint: Checkpoint, when: datetime, summaries: dict[str, Any]) -> int:

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import neo4j
 
-from kg_memory.domain import Domain
+from kg_memory.domain import Domain, DomainRegistry
 from kg_memory.errors import NotApplicable, UnknownMemory, UnknownUpdate
 from kg_memory.history import Checkpoint, HistoryQuery
 from kg_memory.model import Delta, Entity, Fact, Memory, Update
@@ -21,6 +21,8 @@ T = TypeVar("T")
 
 class HistoryMethods:
     """History reads and the bulk writes of imports and compaction."""
+
+    domains: DomainRegistry
 
     def _read(self, operation: str, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
         raise NotImplementedError
@@ -101,10 +103,15 @@ class HistoryMethods:
         self._write("import", load_history)
 
     def load_state(self, memory: str, entities: Iterable[Entity], facts: Iterable[Fact]) -> None:
-        domain = self._domain(memory)
         wanted = list(entities)
 
         def load_entities(tx: neo4j.ManagedTransaction) -> None:
+            found = tx.run(  # a memory being imported is there from now on, with this state
+                "MATCH (m:Memory {name: $memory}) REMOVE m.importing RETURN m.domain AS domain", memory=memory
+            ).single()
+            if found is None:
+                raise UnknownMemory(memory)
+            domain = self.domains.get(found["domain"])
             existing = set(
                 tx.run(
                     "UNWIND $names AS n MATCH (e:Entity {memory: $memory, name: n}) RETURN e.name",

@@ -15,6 +15,9 @@ from kg_memory.errors import InvalidValue, NotApplicable, UnknownMemory
 from kg_memory.model import Entity, Fact, Update, is_pddl_name
 from kg_memory.store import Embeddings, dimension_clash
 
+# a memory an import is filling is not yet there for anything but the import's own steps
+VISIBLE = "m.importing IS NULL"
+
 
 def quote(identifier: str) -> str:
     """Backtick-quote a validated label or relationship type."""
@@ -56,12 +59,13 @@ def reserve(tx: neo4j.ManagedTransaction, memory: str, *, versions: int, seqs: i
     record = tx.run(
         "MATCH (m:Memory {name: $memory}) "
         "SET m.next_seq = m.next_seq + $seqs, m.version = m.version + $versions "
-        "RETURN m.version - $versions AS version, m.next_seq - $seqs AS seq, m:Memory AS live",
+        f"RETURN m.version - $versions AS version, m.next_seq - $seqs AS seq, m:Memory AND {VISIBLE} AS live",
         memory=memory,
         versions=versions,
         seqs=seqs,
     ).single()
-    # None; nulls if the node was deleted while we waited for its lock; not live if retired
+    # None; nulls if the node was deleted while we waited for its lock; not live if retired, or
+    # while an import fills it (only the import's own steps write to it then)
     if record is None or record["version"] is None or record["seq"] is None or not record["live"]:
         raise UnknownMemory(memory)
     return int(record["version"]), int(record["seq"])
@@ -226,7 +230,8 @@ def read_embeddings(tx: neo4j.ManagedTransaction, memory: str, names: list[str] 
 def write_embeddings(tx: neo4j.ManagedTransaction, memory: str, rows: Embeddings) -> None:
     """Check and write under the memory's lock, so concurrent writers agree on the dimension."""
     locked = tx.run(
-        "MATCH (m:Memory {name: $memory}) SET m.version = m.version RETURN m:Memory AS live", memory=memory
+        f"MATCH (m:Memory {{name: $memory}}) SET m.version = m.version RETURN m:Memory AND {VISIBLE} AS live",
+        memory=memory,
     ).single()
     if locked is None or not locked["live"]:
         raise UnknownMemory(memory)

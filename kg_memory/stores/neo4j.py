@@ -46,6 +46,7 @@ from kg_memory.stores import _neo4j_log as _history
 from kg_memory.stores._common import check_commit, check_group, check_record, stamp
 from kg_memory.stores._neo4j_history import HistoryMethods
 from kg_memory.stores._neo4j_tx import (
+    VISIBLE,
     change_facts,
     check_delta_names,
     create_entities,
@@ -194,7 +195,7 @@ class Neo4jStore(HistoryMethods):
 
     # -- memories ---------------------------------------------------------------------------
 
-    def create_memory(self, name: str, domain: str) -> Memory:
+    def create_memory(self, name: str, domain: str, *, importing: bool = False) -> Memory:
         name = pddl_name(name, "memory")
         schema = self.domains.get(domain)
         clash = sorted(RESERVED_PROPERTIES & set(schema.predicates))
@@ -203,15 +204,19 @@ class Neo4jStore(HistoryMethods):
         created = datetime.now(UTC)
 
         def create(tx: neo4j.ManagedTransaction) -> None:
-            if tx.run("MATCH (m:Memory {name: $name}) RETURN m", name=name).single():
-                raise MemoryExists(name)
+            found = tx.run("MATCH (m:Memory {name: $name}) RETURN m.importing AS importing", name=name).single()
+            if found is not None:
+                raise MemoryExists(name, "is being imported" if found["importing"] else "already exists")
             if tx.run("MATCH (p:Purging {name: $name}) RETURN p", name=name).single():
                 raise MemoryExists(name, "is still being deleted; delete it again to finish, then create it")
+            # one label for both, so the name's uniqueness constraint holds across them
             tx.run(
-                "CREATE (:Memory {name: $name, domain: $domain, version: 0, next_seq: 1, created: $created})",
+                "CREATE (:Memory {name: $name, domain: $domain, version: 0, next_seq: 1, created: $created,"
+                " importing: $importing})",
                 name=name,
                 domain=domain,
                 created=created.isoformat(),
+                importing=True if importing else None,  # null: no property
             ).consume()
             create_entities(tx, name, schema.constant_entities(), schema)
 
@@ -222,7 +227,7 @@ class Neo4jStore(HistoryMethods):
         name = normalise_name(name)  # looked up as it was created
 
         def read_memory(tx: neo4j.ManagedTransaction) -> Any:
-            return tx.run("MATCH (m:Memory {name: $name}) RETURN m", name=name).single()
+            return tx.run(f"MATCH (m:Memory {{name: $name}}) WHERE {VISIBLE} RETURN m", name=name).single()
 
         record = self._read("read", read_memory)
         if record is None:
@@ -231,7 +236,7 @@ class Neo4jStore(HistoryMethods):
 
     def list_memories(self) -> list[Memory]:
         def read_memories(tx: neo4j.ManagedTransaction) -> list[Any]:
-            return list(tx.run("MATCH (m:Memory) RETURN m ORDER BY m.name"))
+            return list(tx.run(f"MATCH (m:Memory) WHERE {VISIBLE} RETURN m ORDER BY m.name"))
 
         return [_memory(r["m"]) for r in self._read("read", read_memories)]
 
@@ -240,7 +245,8 @@ class Neo4jStore(HistoryMethods):
 
         Retiring relabels the Memory node ``Purging`` under its write lock, so writers in
         flight finish first and later ones get :class:`UnknownMemory`; nothing can slip in
-        between the batches. A purge cut short is resumed by calling this again.
+        between the batches. A purge cut short is resumed by calling this again. A memory being
+        imported is deleted too (its import then fails).
         """
         name = normalise_name(name)
 

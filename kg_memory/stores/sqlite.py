@@ -40,7 +40,8 @@ from kg_memory.stores._sqlite_vectors import unpack as _unpack
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (
     id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, domain TEXT NOT NULL,
-    version INTEGER NOT NULL, next_seq INTEGER NOT NULL, created TEXT NOT NULL);
+    version INTEGER NOT NULL, next_seq INTEGER NOT NULL, created TEXT NOT NULL,
+    importing INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS entities (
     memory_id INTEGER NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL, label TEXT NOT NULL,
     attrs TEXT NOT NULL, PRIMARY KEY (memory_id, name)) WITHOUT ROWID;
@@ -78,6 +79,13 @@ def _add_number_column(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE facts ADD COLUMN number REAL")
 
 
+def _add_importing_column(conn: sqlite3.Connection) -> None:
+    """Files made before imports hid their memory have no ``importing`` column: add it."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(memories)")}
+    if "importing" not in columns:
+        conn.execute("ALTER TABLE memories ADD COLUMN importing INTEGER NOT NULL DEFAULT 0")
+
+
 def _in_key_order(facts: Iterable[Fact]) -> list[Fact]:
     """Facts in the order of the facts' unique index: a large delta's writes then walk each
     index's pages once, in one direction, and the first fact that does not apply is always the same."""
@@ -110,6 +118,7 @@ class SQLiteStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn().executescript(_SCHEMA)
             _add_number_column(self._conn())
+            _add_importing_column(self._conn())
             _log.migrate(self._conn())
 
     # -- connections and transactions ------------------------------------------------------
@@ -146,10 +155,14 @@ class SQLiteStore:
                 raise
             conn.execute("COMMIT")
 
-    def _memory_row(self, conn: sqlite3.Connection, name: str) -> tuple[int, str, int, int, str]:
+    def _memory_row(
+        self, conn: sqlite3.Connection, name: str, *, importing: bool = False
+    ) -> tuple[int, str, int, int, str]:
+        """The memory's row; one being imported only for the import's own steps (``importing``)."""
         name = normalise_name(name)  # looked up as it was created
+        hidden = "" if importing else " AND importing = 0"
         row = conn.execute(
-            "SELECT id, domain, version, next_seq, created FROM memories WHERE name = ?", (name,)
+            f"SELECT id, domain, version, next_seq, created FROM memories WHERE name = ?{hidden}", (name,)
         ).fetchone()
         if row is None:
             raise UnknownMemory(name)
@@ -161,16 +174,17 @@ class SQLiteStore:
 
     # -- memories ---------------------------------------------------------------------------
 
-    def create_memory(self, name: str, domain: str) -> Memory:
+    def create_memory(self, name: str, domain: str, *, importing: bool = False) -> Memory:
         name = pddl_name(name, "memory")
         constants = self.domains.get(domain).constant_entities()
         created = datetime.now(UTC)
         with self._write("create memory") as conn:
-            if conn.execute("SELECT 1 FROM memories WHERE name = ?", (name,)).fetchone():
-                raise MemoryExists(name)
+            found = conn.execute("SELECT importing FROM memories WHERE name = ?", (name,)).fetchone()
+            if found is not None:
+                raise MemoryExists(name, "is being imported" if found[0] else "already exists")
             cursor = conn.execute(
-                "INSERT INTO memories (name, domain, version, next_seq, created) VALUES (?, ?, 0, 1, ?)",
-                (name, domain, created.isoformat()),
+                "INSERT INTO memories (name, domain, version, next_seq, created, importing) VALUES (?, ?, 0, 1, ?, ?)",
+                (name, domain, created.isoformat(), int(importing)),
             )
             self._insert_entities(conn, name, int(cursor.lastrowid or 0), constants)
         return Memory(name, domain, 0, created)
@@ -183,12 +197,14 @@ class SQLiteStore:
 
     def list_memories(self) -> list[Memory]:
         with self._errors("read"):
-            rows = self._conn().execute("SELECT name, domain, version, created FROM memories ORDER BY name")
+            rows = self._conn().execute(
+                "SELECT name, domain, version, created FROM memories WHERE importing = 0 ORDER BY name"
+            )
             return [Memory(n, d, v, datetime.fromisoformat(c)) for n, d, v, c in rows]
 
     def delete_memory(self, name: str) -> None:
         with self._write("delete memory") as conn:
-            memory_id = self._memory_row(conn, name)[0]
+            memory_id = self._memory_row(conn, name, importing=True)[0]
             for table in ("fact_args", "facts", "entities", "updates", "embeddings", *_log.TABLES):
                 conn.execute(f"DELETE FROM {table} WHERE memory_id = ?", (memory_id,))
             conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
@@ -422,7 +438,7 @@ class SQLiteStore:
             return
         check_load(memory, updates)
         with self._write("import", memory) as conn:
-            memory_id, _, version, seq, _ = self._memory_row(conn, memory)
+            memory_id, _, version, seq, _ = self._memory_row(conn, memory, importing=True)
             if updates[0].seq != seq:
                 raise NotApplicable(memory, f"the history resumes at seq {updates[0].seq}, not {seq}")
             repeated = _log.duplicate_ids(conn, memory_id, updates)
@@ -437,7 +453,8 @@ class SQLiteStore:
 
     def load_state(self, memory: str, entities: Iterable[Entity], facts: Iterable[Fact]) -> None:
         with self._write("import", memory) as conn:
-            memory_id = self._memory_row(conn, memory)[0]
+            memory_id = self._memory_row(conn, memory, importing=True)[0]
+            conn.execute("UPDATE memories SET importing = 0 WHERE id = ?", (memory_id,))
             existing = set(self._existing(conn, memory_id, [e.name for e in entities]))
             self._insert_entities(conn, memory, memory_id, [e for e in entities if e.name not in existing])
             self._add_facts(
