@@ -215,6 +215,9 @@ async def _validation(request: Request, exc: Exception) -> JSONResponse:
 
 async def _http(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 400 and isinstance(exc.__cause__, UnicodeDecodeError | RecursionError):
+        # FastAPI's 400 for a body its JSON decoder could not even start on: not UTF-8, or too deep
+        return error_response(400, "malformed_json", f"the request body is not valid JSON ({exc.__cause__})")
     codes = {401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed", 413: "too_large"}
     response = error_response(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
     response.headers.update(exc.headers or {})

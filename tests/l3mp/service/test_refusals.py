@@ -19,14 +19,17 @@ def make_client(tmp_path: Path) -> Iterator[Factory]:
     yield from client_factory(tmp_path)
 
 
-def test_malformed_json_is_400(make_client: Factory) -> None:
+@pytest.mark.parametrize(
+    "body",
+    [b'{"add": ["(on mug_1', b'{"add": ["(on mug_1 \xff shelf_1)"]}', b"[" * 100_000 + b"]" * 100_000],
+    ids=["cut short", "not utf-8", "nested too deeply"],
+)
+def test_malformed_json_is_400(make_client: Factory, body: bytes) -> None:
     client = make_client()
     name = surveyed(client)
     before = snapshot(client, name)
-    response = client.post(
-        f"/v1/memories/{name}/deltas", content=b'{"add": ["(on mug_1', headers={"Content-Type": "application/json"}
-    )
-    assert response.status_code == 400 and response.json()["error"]["code"] == "malformed_json"
+    response = client.post(f"/v1/memories/{name}/deltas", content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400 and response.json()["error"]["code"] == "malformed_json", response.text
     assert snapshot(client, name) == before
 
 
