@@ -11,7 +11,6 @@ per import."""
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
@@ -24,7 +23,7 @@ from typing import Any
 from kg_memory._rule_index import RuleIndex
 from kg_memory.errors import KgMemoryError, NotApplicable
 from kg_memory.history import Checkpoint
-from kg_memory.model import Delta, Entity, Fact, IssueCode, Update, UpdateSource, UpdateStatus
+from kg_memory.model import Delta, Entity, Fact, IssueCode, Update, UpdateSource, UpdateStatus, is_unicode, strict_json
 from kg_memory.model import _parsed_fact as parsed_fact
 from kg_memory.operations import ImportMismatch
 from kg_memory.store import GraphStore
@@ -142,12 +141,20 @@ class Replay:
             elif "base" in item:
                 self.base(item["base"], number)
             elif "end" in item:
-                end = item["end"]
+                end = self.end(item["end"], number)
             else:
                 raise self.fail(f"line {number}", f"unknown line with keys {sorted(item)[:5]}")
         self.flush()
         self.written()
         self.finish(end)
+
+    def end(self, data: Any, number: int) -> Mapping[str, Any]:
+        if not isinstance(data, Mapping):
+            shown = type(data).__name__
+            raise self.fail(
+                f"end line {number}", f"it must hold an object (updates, version, facts_sha256), not a {shown}"
+            )
+        return data
 
     def entity(self, data: Any, number: int) -> None:
         if self.count:
@@ -325,17 +332,23 @@ def _common_update(data: Any, memory: str, seq: int) -> Update | None:
             return None
         if type(meta) is not dict:
             return None
-        json.dumps(meta)  # what Update checks: the meta must be JSON
+        id_, input_ = data["id"], data.get("input", "")
+        # what Update checks: text no store would refuse, an id, meta the export can write
+        if type(id_) is not str or type(input_) is not str or not id_:
+            return None
+        if not ((id_.isascii() or is_unicode(id_)) and (input_.isascii() or is_unicode(input_))):
+            return None
+        strict_json(meta)
         return Update.unchecked(
             memory=memory,
             source=UpdateSource(data["source"]),
             delta=_facts_delta(delta.get("remove", ()), delta.get("add", ())),
             status=status,
-            input=data.get("input", ""),
+            input=input_,
             issues=(),
             version=int(data.get("version", 0)),
             seq=seq,
-            id=data["id"],
+            id=id_,
             time=time,
             meta=MappingProxyType(dict(meta)),
         )

@@ -63,6 +63,34 @@ def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(value or {}))
 
 
+_SURROGATE = "it holds a lone surrogate (such as \\ud800 in JSON), which is not Unicode text"
+
+
+def is_unicode(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8, which every store and export does: JSON's
+    ``"\\ud800"`` decodes to a lone surrogate, a ``str`` that has no UTF-8 form. ``isascii``
+    costs nothing (CPython knows it of every string), so only other text is encoded."""
+    if text.isascii():
+        return True
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _text(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidValue(what, value, "must be a string")
+    if not is_unicode(value):
+        raise InvalidValue(what, value, _SURROGATE)
+    return value
+
+
+# What the export writes: JSON without NaN or Infinity, which a reader of JSON need not accept.
+strict_json = json.JSONEncoder(allow_nan=False).encode
+
+
 @dataclass(frozen=True, slots=True)
 class Fact:
     """An instance of a PDDL predicate, e.g. ``(on mug_1 table_2)``, or the value of a static
@@ -109,6 +137,8 @@ class Fact:
     @classmethod
     def parse(cls, text: str) -> Fact:
         """Parse ``(predicate arg ...)``, or ``(= (function arg ...) number)`` for a numeric fact."""
+        if not isinstance(text, str):
+            raise InvalidValue("fact", text, "must be a string, such as (on mug_1 table_1)")
         body = text.strip()
         if not (body.startswith("(") and body.endswith(")")):
             raise InvalidValue("fact", text, "write it as (predicate arg1 arg2 ...)")
@@ -204,15 +234,15 @@ class Entity:
     def __post_init__(self) -> None:
         object.__setattr__(self, "name", pddl_name(self.name))
         object.__setattr__(self, "type", pddl_name(self.type, "type"))
-        if not isinstance(self.label, str):
-            raise InvalidValue("entity label", self.label, "must be a string")
-        label = self.label.strip() or self.name.replace("_", " ")
+        label = _text(self.label, "entity label").strip() or self.name.replace("_", " ")
         object.__setattr__(self, "label", label)
         for key, value in dict(self.attrs).items():
             if not isinstance(key, str) or not isinstance(value, str | int | float | bool):
                 raise InvalidValue("entity attribute", {key: value}, "keys are strings, values str/int/float/bool")
             if isinstance(value, float) and not math.isfinite(value):
                 raise InvalidValue("entity attribute", {key: value}, "numbers must be finite (no Infinity or NaN)")
+            if not (is_unicode(key) and (not isinstance(value, str) or is_unicode(value))):
+                raise InvalidValue("entity attribute", {key: value}, _SURROGATE)
         object.__setattr__(self, "attrs", _frozen_mapping(self.attrs))
 
     @classmethod
@@ -401,14 +431,17 @@ class Update:
         if not isinstance(self.status, UpdateStatus):
             object.__setattr__(self, "status", UpdateStatus(self.status))
         object.__setattr__(self, "issues", tuple(self.issues))
+        if not _text(self.id, "update id"):
+            raise InvalidValue("update id", self.id, "must not be empty")
+        _text(self.input, "update input")
         if self.status is UpdateStatus.REJECTED and not self.issues:
             raise InvalidValue("update", self.id, "a rejected update must carry its reasons")
         if self.time.tzinfo is None:
             raise InvalidValue("update time", self.time, "must be timezone-aware")
         try:
-            json.dumps(dict(self.meta))
+            strict_json(dict(self.meta))
         except (TypeError, ValueError) as exc:
-            raise InvalidValue("update meta", self.meta, f"must be JSON-serializable ({exc})") from exc
+            raise InvalidValue("update meta", self.meta, f"must be JSON, without NaN or Infinity ({exc})") from exc
         object.__setattr__(self, "meta", _frozen_mapping(self.meta))
 
     def to_json(self) -> dict[str, Any]:

@@ -107,3 +107,52 @@ def test_unchecked_facts_equal_checked_ones() -> None:
     checked = F("(on mug_1 table_2)")
     unchecked = Fact.unchecked("on", ("mug_1", "table_2"))
     assert unchecked == checked and hash(unchecked) == hash(checked) and {unchecked} == {checked}
+
+
+# A lone surrogate ("\ud800" in JSON text) is a Python str but no Unicode text: no store can keep it.
+LONE = "mo\ud800ved"
+
+
+@pytest.mark.parametrize(("label", "attrs"), [(LONE, {}), ("", {LONE: "v"}), ("", {"k": LONE})])
+def test_entity_text_that_is_not_unicode_is_refused(label: str, attrs: dict[str, str]) -> None:
+    with pytest.raises(InvalidValue, match="surrogate") as caught:
+        Entity("cup_1", "dish", label, attrs)
+    assert caught.value.value == (label or attrs)
+
+
+def test_entity_text_beyond_ascii_is_kept() -> None:
+    entity = Entity("cup_1", "dish", "tasse \u00e0 caf\u00e9 \U0001f375", {"\u00e9t\u00e9": "s\u00fc\u00df", "n": 1})
+    assert entity.label == "tasse \u00e0 caf\u00e9 \U0001f375" and entity.attrs == {
+        "\u00e9t\u00e9": "s\u00fc\u00df",
+        "n": 1,
+    }
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("id", "", "empty"),
+        ("id", [1, 2], "string"),
+        ("id", {"a": 1}, "string"),
+        ("id", LONE, "surrogate"),
+        ("input", LONE, "surrogate"),
+        ("input", {"a": 1}, "string"),
+        ("meta", {"x": float("nan")}, "NaN"),
+        ("meta", {"x": [float("inf")]}, "Infinity"),
+    ],
+)
+def test_update_fields_that_no_store_or_export_could_keep_are_refused(field: str, value: object, problem: str) -> None:
+    data = Update(memory="home", source="api", delta=Delta(), status=UpdateStatus.NOOP).to_json()  # type: ignore[arg-type]
+    data[field] = value
+    with pytest.raises(InvalidValue, match=problem) as caught:
+        Update.from_json(data)
+    assert caught.value.value == value
+    with pytest.raises(InvalidValue, match=problem):  # a live update likewise
+        Update(memory="home", source="api", delta=Delta(), status=UpdateStatus.NOOP, **{field: value})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("text", [5, None, ["(on mug_1 table_1)"]])
+def test_a_fact_that_is_not_text_is_an_invalid_value(text: object) -> None:
+    with pytest.raises(InvalidValue, match="string") as caught:
+        Fact.parse(text)  # type: ignore[arg-type]
+    assert caught.value.value == text
