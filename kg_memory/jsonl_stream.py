@@ -17,6 +17,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -156,11 +157,11 @@ def document_lines(data: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         found = data.get("format") if isinstance(data, Mapping) else type(data).__name__
         raise InvalidValue("memory export", found, f"expected format {EXPORT_FORMAT!r} or {LINES_FORMAT!r}")
     try:
-        record, entities, facts = data["memory"], list(data["entities"]), list(data["facts"])
+        record, entities, facts = data["memory"], _array(data, "entities"), _array(data, "facts")
         header = {"name": record["name"], "domain": record["domain"], "version": record.get("version", 0)}
     except (KeyError, TypeError) as exc:
         raise InvalidValue("memory export", _brief(data), f"it is malformed ({type(exc).__name__}: {exc})") from exc
-    history = list(data.get("history") or ())
+    history = _array(data, "history") if data.get("history") is not None else []
     yield {"format": LINES_FORMAT, "memory": header}
     yield from ({"entity": e} for e in entities)
     if not history:  # a state without its history: one update, verified as perception's survey
@@ -173,21 +174,51 @@ def document_lines(data: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     yield {"end": {"updates": len(history), "version": header["version"], "facts_sha256": digest}}
 
 
+def _array(data: Mapping[str, Any], key: str) -> list[Any]:
+    value = data[key]
+    if not isinstance(value, list | tuple):
+        raise InvalidValue("memory export", f"its {key}", f"it must be an array, not a {type(value).__name__}")
+    return list(value)
+
+
 def _brief(data: Mapping[str, Any]) -> str:
     return f"{{{', '.join(sorted(map(str, data)))}}}"
 
 
 def parse_lines(lines: Iterable[str | bytes]) -> Iterator[dict[str, Any]]:
-    for number, line in enumerate(lines, 1):
+    for number, line in _numbered(lines):
         if not line.strip():
             continue
         try:
             item = json.loads(line)
         except ValueError as exc:
             raise InvalidValue("memory export", f"line {number}", f"it is not JSON ({exc})") from exc
+        except RecursionError:
+            raise InvalidValue("memory export", f"line {number}", "its JSON is nested too deeply to read") from None
         if not isinstance(item, dict):
             raise InvalidValue("memory export", f"line {number}", "each line must be a JSON object")
         yield item
+
+
+# What reading a body that is not UTF-8, or not whole gzip, raises (zlib: a corrupted stream).
+_UNREADABLE = (UnicodeDecodeError, EOFError, zlib.error, gzip.BadGzipFile)
+
+
+def _numbered(lines: Iterable[str | bytes]) -> Iterator[tuple[int, str | bytes]]:
+    """The lines and their numbers; a stream that cannot be read as text is an
+    :class:`InvalidValue`. Text is decoded (and un-gzipped) in blocks, so the line is only near."""
+    reading = iter(lines)
+    number = 1
+    while True:
+        try:
+            line = next(reading)
+        except StopIteration:
+            return
+        except _UNREADABLE as exc:
+            problem = f"it is not UTF-8 JSON Lines, plain or gzipped ({type(exc).__name__}: {exc})"
+            raise InvalidValue("memory export", f"the stream near line {number}", problem) from exc
+        yield number, line
+        number += 1
 
 
 def open_lines(path: Path) -> IO[str]:

@@ -12,11 +12,12 @@ The streamed door reads JSON Lines: ``{"entity": {"name", "type", "label", "attr
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from kg_memory import Entity, Fact, InvalidValue, KgMemoryError
 from l3mp.operations.models import EntitiesIn, EntityBody, UpdateOut
@@ -114,10 +115,14 @@ def read_lines(lines: Iterable[str]) -> tuple[list[Entity], list[Fact]]:
             if line.strip():
                 _read_line(json.loads(line), entities, facts)
             reading, text = number + 1, ""
-    except (UnicodeDecodeError, OSError, EOFError) as exc:  # decoded in blocks, so no line number
-        raise InvalidValue("entities stream", f"near line {reading}", f"it is not UTF-8 JSON Lines ({exc})") from exc
+    except (UnicodeDecodeError, OSError, EOFError, zlib.error) as exc:  # decoded in blocks, so no line number
+        raise InvalidValue(
+            "entities stream", f"near line {reading}", f"it is not UTF-8 JSON Lines, plain or gzipped ({exc})"
+        ) from exc
     except (KgMemoryError, ValueError, TypeError) as exc:  # facts, json, pydantic
         raise InvalidValue(f"entities line {reading}", text[:200], _first(exc)) from exc
+    except RecursionError:
+        raise InvalidValue(f"entities line {reading}", text[:200], "its JSON is nested too deeply to read") from None
     return entities, facts
 
 
@@ -131,6 +136,9 @@ def _read_line(item: Any, entities: list[Entity], facts: list[Fact]) -> None:
 
 
 def _first(error: BaseException) -> str:
+    if isinstance(error, ValidationError) and error.errors():  # its first line names only the model
+        first = error.errors()[0]
+        return f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
     lines = str(error).splitlines()
     return lines[0] if lines else type(error).__name__
 

@@ -3,6 +3,7 @@ opt-in compaction."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 from datetime import datetime, timedelta
@@ -18,11 +19,13 @@ from kg_memory import (
     GraphStore,
     ImportMismatch,
     InvalidValue,
+    KgMemoryError,
     UpdateSource,
     UpdateStatus,
     WorldMemory,
 )
 from kg_memory.history import HistoryCompacted
+from kg_memory.jsonl_stream import text_lines
 
 F = Fact.parse
 
@@ -167,6 +170,136 @@ def test_non_finite_attributes_are_refused(store: GraphStore, home: WorldMemory,
     with pytest.raises(ImportMismatch, match="finite"):
         WorldMemory.import_lines(store, io.StringIO(text), name=name)
     assert name not in {m.name for m in store.list_memories()}
+
+
+# -- lines no store or export could keep: refused where they are read ----------------------------
+
+LONE = "mo\ud800ved"  # JSON's "\ud800": a Python str, but no UTF-8 text
+
+
+@pytest.mark.parametrize("which", ["survey", "common"])  # Update.from_json, and the replay's fast path
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("id", [1, 2], "update id"),
+        ("id", {"a": 1}, "update id"),
+        ("id", "", "update id '': must not be empty"),
+        ("id", LONE, "surrogate"),
+        ("input", LONE, "surrogate"),
+        ("input", {"a": 1}, "update input"),
+        ("meta", {"x": float("nan")}, "meta.*NaN or Infinity"),
+        ("meta", {"x": [float("-inf")]}, "meta.*NaN or Infinity"),
+    ],
+)
+def test_an_update_no_store_or_export_could_keep_is_refused(
+    store: GraphStore, home: WorldMemory, which: str, field: str, value: object, problem: str
+) -> None:
+    _applied(home, Delta(add={F("(light_on lamp_1)")}))
+    lines = _lines(home)
+    update = _updates(lines)[0 if which == "survey" else 1]
+    update[field] = value
+    error = _refused(store, lines, problem)
+    assert f"line {lines.index({'update': update}) + 1}" in str(error)
+
+
+@pytest.mark.parametrize("end", [[1], "done", 4, None])
+def test_an_end_line_that_holds_no_object_is_refused(store: GraphStore, home: WorldMemory, end: object) -> None:
+    lines = _lines(home)
+    lines[-1] = {"end": end}
+    _refused(store, lines, f"end line {len(lines)}: it must hold an object")
+
+
+def _long_export(home: WorldMemory) -> bytes:
+    """An export of many blocks (text is decoded, and gzip read, a block at a time)."""
+    for _ in range(100):
+        _applied(home, Delta(add={F("(light_on lamp_1)")}))
+        _applied(home, Delta(remove={F("(light_on lamp_1)")}))
+    body = "".join(home.export_lines()).encode()
+    assert len(body) > 4 * 8192
+    return body
+
+
+def _unreadable(store: GraphStore, body: bytes, match: str) -> InvalidValue:
+    name = unique_name("unreadable")
+    with text_lines(io.BytesIO(body)) as lines, pytest.raises(InvalidValue, match=match) as caught:
+        WorldMemory.import_lines(store, lines, name=name)
+    assert name not in {m.name for m in store.list_memories()}, "a refused import left a memory behind"
+    return caught.value
+
+
+def _corrupted(packed: bytes) -> bytes:
+    return packed[:10] + b"\x00" * 20 + packed[30:]
+
+
+@pytest.mark.parametrize(
+    ("how", "where"),
+    [
+        ("not utf-8", "near line [1-9][0-9]+"),  # late in the stream: after the import began
+        ("gzip cut short", "near line [1-9][0-9]+"),
+        ("gzip corrupted", "near line 1"),
+        ("gzip magic only", "near line 1"),
+        ("gzip of another method", "near line 1"),
+    ],
+)
+def test_a_stream_that_cannot_be_read_is_an_invalid_value(
+    store: GraphStore, home: WorldMemory, how: str, where: str
+) -> None:
+    body = _long_export(home)
+    sent = {
+        "not utf-8": body[: -len(body) // 4] + b"\xff" + body[-len(body) // 4 :],
+        "gzip cut short": gzip.compress(body)[: -len(body) // 50],
+        "gzip corrupted": _corrupted(gzip.compress(body)),
+        "gzip magic only": b"\x1f\x8b",
+        "gzip of another method": b"\x1f\x8b\x07" + bytes(20),
+    }[how]
+    error = _unreadable(store, sent, f"the stream {where}.*not UTF-8 JSON Lines, plain or gzipped")
+    assert type(error.__cause__).__name__ in {"UnicodeDecodeError", "EOFError", "error", "BadGzipFile"}
+
+
+def test_a_line_nested_too_deeply_is_an_invalid_value(store: GraphStore, home: WorldMemory) -> None:
+    lines = _long_export(home).splitlines()
+    lines.insert(-1, b"[" * 100_000 + b"]" * 100_000)  # before the end line: the import has begun
+    _unreadable(store, b"\n".join(lines), f"line {len(lines) - 1}.*nested too deeply")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "problem"),
+    [
+        ("history", 5, "history.*must be an array, not a int"),
+        ("history", "abc", "history.*must be an array, not a str"),
+        ("entities", {"a": 1}, "entities.*must be an array, not a dict"),
+        ("facts", 5, "facts.*must be an array"),
+        ("facts", [5], "fact 5: must be a string"),
+    ],
+)
+def test_a_malformed_document_is_refused(
+    store: GraphStore, home: WorldMemory, key: str, value: object, problem: str
+) -> None:
+    data = json.loads(json.dumps(home.export()))
+    data[key] = value
+    _document_refused(store, data, problem)
+
+
+def test_a_document_without_history_whose_facts_are_not_text_is_refused(store: GraphStore, home: WorldMemory) -> None:
+    data = json.loads(json.dumps(home.export()))
+    del data["history"]
+    data["facts"] = [*data["facts"], 5]
+    _document_refused(store, data, "fact 5: must be a string")
+
+
+def test_a_document_whose_entity_text_is_not_unicode_is_refused(store: GraphStore, home: WorldMemory) -> None:
+    text = json.dumps(home.export())
+    assert '"colour": "blue"' in text
+    _document_refused(store, json.loads(text.replace('"colour": "blue"', '"col\\udc00our": "blue"')), "surrogate")
+    _document_refused(store, json.loads(text.replace('"colour": "blue"', '"colour": "bl\\ud800ue"')), "surrogate")
+
+
+def _document_refused(store: GraphStore, data: dict[str, Any], problem: str) -> KgMemoryError:
+    name = unique_name("document")
+    with pytest.raises((InvalidValue, ImportMismatch), match=problem) as caught:
+        WorldMemory.import_(store, data, name=name)
+    assert name not in {m.name for m in store.list_memories()}, "a refused import left a memory behind"
+    return caught.value
 
 
 # -- case 12: an oversize rejected delta -----------------------------------------------------------
