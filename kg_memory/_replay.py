@@ -23,7 +23,7 @@ from typing import Any
 from kg_memory._rule_index import RuleIndex
 from kg_memory.errors import KgMemoryError, NotApplicable
 from kg_memory.history import Checkpoint
-from kg_memory.model import Delta, Entity, Fact, IssueCode, Update, UpdateSource, UpdateStatus, is_unicode, strict_json
+from kg_memory.model import Delta, Entity, Fact, IssueCode, Update, UpdateSource, UpdateStatus, is_unicode, meta_json
 from kg_memory.model import _parsed_fact as parsed_fact
 from kg_memory.operations import ImportMismatch
 from kg_memory.store import GraphStore
@@ -338,7 +338,7 @@ def _common_update(data: Any, memory: str, seq: int) -> Update | None:
             return None
         if not ((id_.isascii() or is_unicode(id_)) and (input_.isascii() or is_unicode(input_))):
             return None
-        strict_json(meta)
+        meta_json(meta)
         return Update.unchecked(
             memory=memory,
             source=UpdateSource(data["source"]),

@@ -89,6 +89,35 @@ def _text(value: object, what: str) -> str:
 
 # What the export writes: JSON without NaN or Infinity, which a reader of JSON need not accept.
 strict_json = json.JSONEncoder(allow_nan=False).encode
+# Deeper meta would be stored, then fail every reader that writes it back out (pydantic's
+# serializer stops at a depth of 255): a history page or an export would fail for good.
+MAX_META_DEPTH = 64
+
+
+def meta_json(meta: Mapping[str, Any]) -> str:
+    """``meta`` as the export writes it; :class:`ValueError` for NaN, Infinity or nesting deeper
+    than :data:`MAX_META_DEPTH` (each ``{`` or ``[`` in the text bounds the depth: most meta is
+    never walked)."""
+    text = strict_json(dict(meta))
+    if text.count("{") + text.count("[") > MAX_META_DEPTH and _nesting(meta) > MAX_META_DEPTH:
+        raise _TooDeep(f"it nests deeper than {MAX_META_DEPTH} levels")
+    return text
+
+
+class _TooDeep(ValueError):
+    """Meta nested too deeply to write back out (or to print in an error)."""
+
+
+def _nesting(value: Any) -> int:
+    """How deep JSON objects and arrays nest in ``value`` (1: a flat object)."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        children = item.values() if isinstance(item, Mapping) else item if isinstance(item, list | tuple) else None
+        if children is not None:
+            deepest = max(deepest, depth)
+            pending.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 @dataclass(frozen=True, slots=True)
@@ -439,9 +468,11 @@ class Update:
         if self.time.tzinfo is None:
             raise InvalidValue("update time", self.time, "must be timezone-aware")
         try:
-            strict_json(dict(self.meta))
+            meta_json(self.meta)
         except (TypeError, ValueError) as exc:
-            raise InvalidValue("update meta", self.meta, f"must be JSON, without NaN or Infinity ({exc})") from exc
+            problem = f"must be JSON without NaN or Infinity, nested at most {MAX_META_DEPTH} deep ({exc})"
+            shown = f"with keys {sorted(map(str, self.meta))[:8]}" if isinstance(exc, _TooDeep) else self.meta
+            raise InvalidValue("update meta", shown, problem) from exc
         object.__setattr__(self, "meta", _frozen_mapping(self.meta))
 
     def to_json(self) -> dict[str, Any]:

@@ -189,6 +189,7 @@ LONE = "mo\ud800ved"  # JSON's "\ud800": a Python str, but no UTF-8 text
         ("input", {"a": 1}, "update input"),
         ("meta", {"x": float("nan")}, "meta.*NaN or Infinity"),
         ("meta", {"x": [float("-inf")]}, "meta.*NaN or Infinity"),
+        ("meta", json.loads('{"a": ' * 300 + "1" + "}" * 300), "meta.*nested at most"),
     ],
 )
 def test_an_update_no_store_or_export_could_keep_is_refused(

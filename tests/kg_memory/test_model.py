@@ -8,6 +8,7 @@ from datetime import datetime
 import pytest
 
 from kg_memory import Delta, Entity, Fact, InvalidName, InvalidValue, Issue, IssueCode, Update, UpdateStatus
+from kg_memory.model import MAX_META_DEPTH
 
 F = Fact.parse
 
@@ -156,3 +157,16 @@ def test_a_fact_that_is_not_text_is_an_invalid_value(text: object) -> None:
     with pytest.raises(InvalidValue, match="string") as caught:
         Fact.parse(text)  # type: ignore[arg-type]
     assert caught.value.value == text
+
+
+def test_update_meta_nested_too_deeply_to_write_back_is_refused() -> None:
+    deep: dict[str, object] = {"leaf": 1}
+    for _ in range(MAX_META_DEPTH):
+        deep = {"a": deep}
+    with pytest.raises(InvalidValue, match=f"nested at most {MAX_META_DEPTH} deep") as caught:
+        Update(memory="home", source="api", delta=Delta(), status=UpdateStatus.NOOP, meta=deep)  # type: ignore[arg-type]
+    assert caught.value.value == "with keys ['a']"  # named, not printed: it may be too deep to print
+    within = deep["a"]
+    assert Update(memory="home", source="api", delta=Delta(), status=UpdateStatus.NOOP, meta=within).meta == within  # type: ignore[arg-type]
+    brackets = {"note": "[" * 500}  # brackets in text are no nesting
+    assert Update(memory="home", source="api", delta=Delta(), status=UpdateStatus.NOOP, meta=brackets).meta == brackets  # type: ignore[arg-type]
