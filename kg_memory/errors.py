@@ -44,6 +44,11 @@ class MemoryExists(KgMemoryError):
         self.name = name
         super().__init__(f"memory {name!r} {problem}")
 
+    @classmethod
+    def importing(cls, name: str) -> MemoryExists:
+        """The name of a memory an import is filling (or was, until its process stopped)."""
+        return cls(name, "is being imported (an import whose process stopped leaves it so until it is deleted)")
+
 
 class UnknownUpdate(KgMemoryError):
     def __init__(self, memory: str, update_id: str) -> None:

@@ -206,7 +206,7 @@ class Neo4jStore(HistoryMethods):
         def create(tx: neo4j.ManagedTransaction) -> None:
             found = tx.run("MATCH (m:Memory {name: $name}) RETURN m.importing AS importing", name=name).single()
             if found is not None:
-                raise MemoryExists(name, "is being imported" if found["importing"] else "already exists")
+                raise MemoryExists.importing(name) if found["importing"] else MemoryExists(name)
             if tx.run("MATCH (p:Purging {name: $name}) RETURN p", name=name).single():
                 raise MemoryExists(name, "is still being deleted; delete it again to finish, then create it")
             # one label for both, so the name's uniqueness constraint holds across them

@@ -181,7 +181,7 @@ class SQLiteStore:
         with self._write("create memory") as conn:
             found = conn.execute("SELECT importing FROM memories WHERE name = ?", (name,)).fetchone()
             if found is not None:
-                raise MemoryExists(name, "is being imported" if found[0] else "already exists")
+                raise MemoryExists.importing(name) if found[0] else MemoryExists(name)
             cursor = conn.execute(
                 "INSERT INTO memories (name, domain, version, next_seq, created, importing) VALUES (?, ?, 0, 1, ?, ?)",
                 (name, domain, created.isoformat(), int(importing)),
