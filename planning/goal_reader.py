@@ -14,8 +14,14 @@ from dataclasses import dataclass
 
 from kg_memory.domain import ROOT_TYPE
 from kg_memory.formula import And, Atom, Equals, Formula, Not, Or, Parameter, Quantified, Truth
-from kg_memory.sexpr import SExpr, UnbalancedParentheses, clip, read_forms, without_comments, write
+from kg_memory.sexpr import SExpr, UnbalancedParentheses, clip, read_forms, tokens, without_comments, write
 from planning.errors import PlanningError
+
+MAX_GOAL_DEPTH = 64
+"""How many formulas a goal may nest inside one another. Real goals nest a handful; the bound keeps
+every recursive walk of an accepted goal (printing, checking, planning) far from Python's recursion
+limit. An ``imply`` counts twice: it is read as ``(or (not a) b)``."""
+_TOO_DEEP = f"the goal is nested too deeply: at most {MAX_GOAL_DEPTH} formulas may nest inside one another"
 
 _FENCE_OPEN = re.compile(r"^```[A-Za-z0-9_+-]*")
 # Other PDDL heads a model may reach for; naming them beats "unknown predicate 'when'".
@@ -36,7 +42,8 @@ def parse_goal(text: str) -> Formula:
 
     PDDL syntax, case-insensitive: atoms, ``=``, ``not``, ``and``, ``or``, ``imply`` (read as
     ``(or (not a) b)``), ``forall`` and ``exists`` over typed variable lists (untyped ones are
-    ``object``), optionally wrapped in ``(:goal ...)`` or a Markdown code fence.
+    ``object``), optionally wrapped in ``(:goal ...)`` or a Markdown code fence; formulas nest at
+    most :data:`MAX_GOAL_DEPTH` deep.
     """
     form = _read(text)
     if isinstance(form, list) and form[:1] == [":goal"]:
@@ -70,6 +77,9 @@ def _read(text: str) -> SExpr:
         raise GoalSyntaxError(
             text, f"expected a formula in parentheses, got {clip(body)!r}; answer with the PDDL goal only"
         )
+    # Before anything recursive (reading, quoting in errors) sees it; +1 for a (:goal ...) wrapper.
+    if _nesting(body) > MAX_GOAL_DEPTH + 1:
+        raise GoalSyntaxError(text, _TOO_DEEP)
     try:
         forms = read_forms(body)
     except UnbalancedParentheses as exc:
@@ -80,6 +90,18 @@ def _read(text: str) -> SExpr:
             text, f"unexpected text after the goal: {clip(rest)}; write one formula (join conditions with (and ...))"
         )
     return forms[0]
+
+
+def _nesting(body: str) -> int:
+    """The deepest run of open parentheses in ``body``; a stray ``)`` does not count below zero."""
+    depth = deepest = 0
+    for token in tokens(body):
+        if token == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token == ")":
+            depth = max(depth - 1, 0)
+    return deepest
 
 
 def _unbalanced(error: UnbalancedParentheses, body: str) -> str:
@@ -100,7 +122,10 @@ class _Reader:
     def fail(self, problem: str) -> GoalSyntaxError:
         return GoalSyntaxError(self.text, problem)
 
-    def formula(self, form: SExpr) -> Formula:
+    def formula(self, form: SExpr, depth: int = 1) -> Formula:
+        """The formula ``form`` writes, ``depth`` formulas deep in the goal (the goal itself is 1)."""
+        if depth > MAX_GOAL_DEPTH:
+            raise self.fail(_TOO_DEEP)
         if isinstance(form, str):
             raise self.fail(f"expected a formula in parentheses, got {form}")
         if not form:
@@ -110,7 +135,7 @@ class _Reader:
             raise self.fail(f"expected a predicate or connective, got {_show(head)} at the start of {_show(form)}")
         connective = _CONNECTIVES.get(head)
         if connective is not None:
-            return connective(self, form)
+            return connective(self, form, depth)
         if head in _UNSUPPORTED:
             raise self.fail(f"{head} is not supported in goals, in {_show(form)}")
         if head.startswith(("?", ":", "-")):
@@ -130,29 +155,29 @@ class _Reader:
             raise self.fail(f"{head} takes {count} argument{'s' * (count != 1)}, got {len(form) - 1} in {_show(form)}")
         return form[1:]
 
-    def junction(self, form: list[SExpr]) -> Formula:
+    def junction(self, form: list[SExpr], depth: int) -> Formula:
         universal = form[0] == "and"
         if len(form) == 1:
             return Truth(universal)  # (and) is true, (or) false, as Truth prints them
-        parts = tuple(self.formula(f) for f in form[1:])
+        parts = tuple(self.formula(f, depth + 1) for f in form[1:])
         return And(parts) if universal else Or(parts)
 
-    def negation(self, form: list[SExpr]) -> Formula:
-        return Not(self.formula(self.args(form, 1)[0]))
+    def negation(self, form: list[SExpr], depth: int) -> Formula:
+        return Not(self.formula(self.args(form, 1)[0], depth + 1))
 
-    def implication(self, form: list[SExpr]) -> Formula:
+    def implication(self, form: list[SExpr], depth: int) -> Formula:
         premise, conclusion = self.args(form, 2)
-        return Or((Not(self.formula(premise)), self.formula(conclusion)))
+        return Or((Not(self.formula(premise, depth + 2)), self.formula(conclusion, depth + 1)))
 
-    def equality(self, form: list[SExpr]) -> Formula:
+    def equality(self, form: list[SExpr], _depth: int) -> Formula:
         left, right = self.args(form, 2)
         return Equals(self.term(left, form), self.term(right, form))
 
-    def quantified(self, form: list[SExpr]) -> Formula:
+    def quantified(self, form: list[SExpr], depth: int) -> Formula:
         declared, body = self.args(form, 2)
         if isinstance(declared, str):
             raise self.fail(f"{form[0]} needs a variable list like (?x - type), got {declared} in {_show(form)}")
-        return Quantified(form[0] == "forall", self.variables(declared, form), self.formula(body))
+        return Quantified(form[0] == "forall", self.variables(declared, form), self.formula(body, depth + 1))
 
     def variables(self, declared: list[SExpr], where: list[SExpr]) -> tuple[Parameter, ...]:
         """A PDDL typed list, ``?x ?y - t ?z``: each run of variables takes the type after its
@@ -177,7 +202,7 @@ class _Reader:
         return tuple(found)
 
 
-_CONNECTIVES: dict[str, Callable[[_Reader, list[SExpr]], Formula]] = {
+_CONNECTIVES: dict[str, Callable[[_Reader, list[SExpr], int], Formula]] = {
     "and": _Reader.junction,
     "or": _Reader.junction,
     "not": _Reader.negation,

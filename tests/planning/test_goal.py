@@ -3,13 +3,15 @@ goals over types, and agreement with the goals the simulator builds (text and tr
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
 
 import pytest
 
 from kg_memory import And, Atom, Delta, Domain, DomainRegistry, Entity, Equals, Fact, Not, Or, Parameter, Quantified
 from kg_memory.formula import Truth
 from planning import ActionEvaluator, GoalCheck, GoalSyntaxError, PlanningError, World, check_goal, parse_goal
+from planning.goal_reader import MAX_GOAL_DEPTH
 from sim.household import HomeSpec, generate_home
 from sim.simulator import Simulator
 
@@ -243,6 +245,88 @@ def test_a_parsed_household_goal_evaluates_against_a_world(household: Domain) ->
     assert not evaluator.evaluate(lights_off, world) and not evaluator.evaluate(water, world)
     world.apply(Delta(remove={Fact("switched_on", ("lamp_1",))}, add={Fact("filled", ("cup_1", "water"))}))
     assert evaluator.evaluate(lights_off, world) and evaluator.evaluate(water, world)
+
+
+# -- nesting --------------------------------------------------------------------------------
+
+ATOM = "(on mug_1 table_1)"
+NESTED: dict[str, Callable[[int], str]] = {  # a goal whose formulas nest ``depth`` deep
+    "not": lambda depth: "(not " * (depth - 1) + ATOM + ")" * (depth - 1),
+    "and": lambda depth: "(and (dirty cup_1) " * (depth - 1) + ATOM + ")" * (depth - 1),
+    # (imply a b) reads as (or (not a) b): the last premise is two below its implication
+    "imply": lambda depth: "(imply (dirty cup_1) " * (depth - 2) + ATOM + ")" * (depth - 2),
+    "exists": lambda depth: "(exists (?c - cup) " * (depth - 1) + "(dirty ?c)" + ")" * (depth - 1),
+    "wrapped": lambda depth: "(:goal " + "(or " * (depth - 1) + ATOM + ")" * depth,
+}
+TOO_DEEP = f"the goal is nested too deeply: at most {MAX_GOAL_DEPTH} formulas may nest inside one another"
+
+
+def _depth(formula: object) -> int:
+    if isinstance(formula, Not):
+        return 1 + _depth(formula.arg)
+    if isinstance(formula, And | Or):
+        return 1 + max(map(_depth, formula.args))
+    if isinstance(formula, Quantified):
+        return 1 + _depth(formula.body)
+    return 1
+
+
+def _frames() -> int:
+    frame, count = sys._getframe(), 0
+    while frame is not None:
+        frame, count = frame.f_back, count + 1
+    return count
+
+
+@pytest.mark.parametrize("shape", NESTED)
+def test_a_goal_nested_to_the_limit_reads_prints_checks_and_evaluates_with_room_to_spare(
+    household: Domain, shape: str
+) -> None:
+    text = NESTED[shape](MAX_GOAL_DEPTH)
+    facts = [Fact("on", ("mug_1", "table_1")), Fact("dirty", ("cup_1",))]  # true at the first try, so quick
+    world = World(household, ENTITIES.values(), facts)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(_frames() + limit // 2)  # whoever hands it on may already be deep in a stack
+    try:
+        goal = ok(text, household).goal
+        assert goal is not None and _depth(goal) == MAX_GOAL_DEPTH
+        assert parse_goal(str(goal)) == goal
+        ActionEvaluator(household).evaluate(goal, world)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+@pytest.mark.parametrize("shape", NESTED)
+def test_a_goal_nested_past_the_limit_is_one_issue_naming_it(household: Domain, shape: str) -> None:
+    assert issues(NESTED[shape](MAX_GOAL_DEPTH + 1), household) == (TOO_DEEP,)
+
+
+def test_an_implication_counts_twice_as_its_premise_is_read_under_a_not(household: Domain) -> None:
+    def premises(count: int) -> str:
+        return "(imply " * count + ATOM + " (dirty cup_1))" * count
+
+    ok(premises(MAX_GOAL_DEPTH // 2 - 1), household)
+    assert issues(premises(MAX_GOAL_DEPTH // 2), household) == (TOO_DEEP,)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(" * 350 + ")" * 350,
+        "(not " * 400 + ATOM + ")" * 400,
+        "(" * 5000 + ")" * 5000,
+        "(" * 5000,  # never closed
+        "(" * 5000 + ")" * 5001,  # an extra ')' after a deep form
+        ATOM + " " + "(" * 5000 + ")" * 5000,  # a deep form after the goal
+        "(not " + ATOM + " " + "(" * 5000 + ")" * 5000 + ")",  # a deep argument too many
+    ],
+    ids=["empty-lists", "nots", "deep-lists", "unclosed", "extra-close", "after-the-goal", "extra-argument"],
+)
+def test_text_nested_too_deeply_is_refused_before_anything_walks_it(household: Domain, text: str) -> None:
+    assert issues(text, household) == (TOO_DEEP,)
+    with pytest.raises(GoalSyntaxError) as raised:
+        parse_goal(text)
+    assert raised.value.problem == TOO_DEEP
 
 
 # -- cost -----------------------------------------------------------------------------------
