@@ -24,6 +24,11 @@ _FACT: Any = Field(
 
 
 class _In(BaseModel):
+    """A request. Its integers (versions, cursors, limits) are ``strict``: in pydantic's lax mode a
+    JSON ``true`` would be read as 1 and ``"3"`` as 3. Query parameters arrive as strings and are
+    parsed by each door's own annotations before they reach these models, so strictness never
+    refuses them."""
+
     model_config = ConfigDict(extra="forbid")
 
 
@@ -103,7 +108,7 @@ class StateOut(BaseModel):
 
 class SearchIn(_In):
     text: str = Field(min_length=1, max_length=1_000, description="words of an entity's name or label, or a type")
-    limit: int = Field(default=20, ge=1, le=1_000, description="at most this many entities")
+    limit: int = Field(default=20, ge=1, le=1_000, description="at most this many entities", strict=True)
 
 
 class FoundOut(BaseModel):
@@ -165,8 +170,8 @@ class HistoryIn(_In):
     until: datetime | None = Field(default=None, description="before this time (ISO 8601 with a timezone)")
     source: UpdateSource | None = None
     status: UpdateStatus | None = None
-    cursor: int = Field(default=0, ge=0, le=2**53, description="next_cursor of the previous page")
-    limit: int = Field(default=100, ge=1, le=MAX_PAGE)
+    cursor: int = Field(default=0, ge=0, le=2**53, description="next_cursor of the previous page", strict=True)
+    limit: int = Field(default=100, ge=1, le=MAX_PAGE, strict=True)
     order: Literal["oldest", "newest"] = "oldest"
 
 
@@ -203,10 +208,13 @@ class ExplainOut(BaseModel):
     sentences: list[str]
 
 
+_EXPECTED = "fail with 409 unless still current"
+
+
 class DeltaIn(_In):
     remove: list[str] = _FACT
     add: list[str] = _FACT
-    expected_version: int | None = Field(default=None, ge=0, description="fail with 409 unless still current")
+    expected_version: int | None = Field(default=None, ge=0, description=_EXPECTED, strict=True)
     input: str = Field(default="", max_length=10_000)
 
 
@@ -217,7 +225,8 @@ class NLUpdateIn(_In):
 class ObservationIn(Observation):
     """What the robot sees in one room, applied only while the memory is at ``expected_version`` when given."""
 
-    expected_version: int | None = Field(default=None, ge=0, description="fail with 409 unless still current")
+    expected_version: int | None = Field(default=None, ge=0, description=_EXPECTED, strict=True)
+    time_step: int = Field(default=0, ge=0, strict=True)  # Observation's, strict like every request's integers
 
     def observation(self) -> Observation:
         # every field was validated as this request's: copied over, not validated again
@@ -250,7 +259,7 @@ class ObservationsOut(BaseModel):
 
 
 class RevertIn(_In):
-    expected_version: int | None = Field(default=None, ge=0)
+    expected_version: int | None = Field(default=None, ge=0, strict=True)
     input: str = Field(default="", max_length=10_000)
 
 

@@ -9,6 +9,8 @@ import pytest
 from conftest import STORES, neo4j_uri, require_neo4j, unique_name
 from service_support import Factory, client_factory, snapshot, surveyed
 
+from planning.goal_reader import MAX_GOAL_DEPTH
+
 MOVE = {"remove": ["(on mug_1 table_1)"], "add": ["(on mug_1 shelf_1)"]}
 WRITER = {"X-API-Key": "write-secret"}
 READER = {"X-API-Key": "read-secret"}
@@ -52,6 +54,93 @@ def test_wrong_types_are_422_with_issues(make_client: Factory, body: object) -> 
     error = response.json()["error"]
     assert error["code"] == "invalid_request" and error["issues"] and error["issues"][0]["code"] == "validation"
     assert snapshot(client, name) == before
+
+
+KITCHEN = {
+    "room": "kitchen",
+    "entities": [
+        {"name": "table_1", "type": "furniture"},
+        {"name": "sink_1", "type": "sink"},
+        {"name": "lamp_1", "type": "light"},
+        {"name": "mug_1", "type": "dish", "relations": [["on", "sink_1"]]},
+    ],
+}
+LIGHT_ON = {"add": ["(light_on lamp_1)"]}
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/deltas", {**MOVE, "expected_version": True}),
+        ("/deltas", {**MOVE, "expected_version": False}),
+        ("/deltas", {**MOVE, "expected_version": "1"}),
+        ("/deltas", {**MOVE, "expected_version": 1.0}),
+        ("/observations", {**KITCHEN, "expected_version": True}),
+        ("/observations", {**KITCHEN, "time_step": True}),
+        ("/observations/batch", {"observations": [{**KITCHEN, "expected_version": True}]}),
+        ("/updates/{update}/revert", {"expected_version": True}),
+    ],
+    ids=["delta-true", "delta-false", "delta-string", "delta-float", "observation", "time-step", "batch", "revert"],
+)
+def test_a_json_boolean_or_string_is_no_integer_in_a_write(make_client: Factory, path: str, body: object) -> None:
+    client = make_client()
+    name = surveyed(client)
+    applied = client.post(f"/v1/memories/{name}/deltas", json=LIGHT_ON).json()
+    before = snapshot(client, name)
+    response = client.post(f"/v1/memories/{name}{path.format(update=applied['id'])}", json=body)
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    field = "time_step" if "time_step" in str(body) else "expected_version"
+    assert error["code"] == "invalid_request" and field in error["issues"][0]["message"], error
+    assert snapshot(client, name) == before
+
+
+def test_integers_still_pass_as_json_numbers_and_as_query_strings(make_client: Factory) -> None:
+    client = make_client()
+    name = surveyed(client)
+    lit = client.post(f"/v1/memories/{name}/deltas", json={**LIGHT_ON, "expected_version": 1})
+    assert lit.status_code == 200 and lit.json()["version"] == 2, lit.text
+    seen = client.post(f"/v1/memories/{name}/observations", json={**KITCHEN, "expected_version": 2, "time_step": 3})
+    assert seen.status_code == 200 and seen.json()["version"] == 3, seen.text
+    back = client.post(f"/v1/memories/{name}/updates/{seen.json()['id']}/revert", json={"expected_version": 3})
+    assert back.status_code == 200 and back.json()["version"] == 4, back.text
+    assert client.get(f"/v1/memories/{name}/state", params={"version": "1"}).json()["version"] == 1
+    page = client.get(f"/v1/memories/{name}/history", params={"cursor": "1", "limit": "2"}).json()
+    assert [u["seq"] for u in page["updates"]] == [2, 3]
+    rest = client.get(f"/v1/memories/{name}/updates", params={"cursor": "3", "limit": "1"}).json()
+    assert [u["seq"] for u in rest["updates"]] == [4]
+
+
+GOAL = "(on mug_1 shelf_1)"
+
+
+@pytest.mark.parametrize(
+    "goal",
+    ["(" * 350 + ")" * 350, "(not " * 400 + GOAL + ")" * 400, "(and " * MAX_GOAL_DEPTH + GOAL + ")" * MAX_GOAL_DEPTH],
+    ids=["empty-lists", "nots", "one-past-the-limit"],
+)
+def test_a_goal_nested_too_deeply_is_an_invalid_goal_naming_the_limit(make_client: Factory, goal: str) -> None:
+    client = make_client()
+    name = surveyed(client)
+    before = snapshot(client, name)
+    response = client.post(f"/v1/memories/{name}/plans", json={"goal": goal})
+    assert response.status_code == 200, response.text
+    report = response.json()
+    assert report["status"] == "invalid_goal" and len(report["issues"]) == 1, report
+    assert "nested too deeply" in report["issues"][0] and f"at most {MAX_GOAL_DEPTH}" in report["issues"][0]
+    assert snapshot(client, name) == before
+
+
+@pytest.mark.parametrize(
+    "goal",
+    ["(and " * (MAX_GOAL_DEPTH - 1) + GOAL + ")" * (MAX_GOAL_DEPTH - 1), "(and " + "(not " * 62 + GOAL + ")" * 63],
+    ids=["ands", "nots"],
+)
+def test_a_goal_nested_to_the_limit_is_planned(make_client: Factory, goal: str) -> None:
+    client = make_client()
+    name = surveyed(client)
+    report = client.post(f"/v1/memories/{name}/plans", json={"goal": goal}).json()
+    assert report["status"] == "solved" and report["plan"], report
 
 
 @pytest.mark.parametrize("fact", ["on mug_1 shelf_1", "(on mug_1 Shelf 1!)", "()"])
