@@ -11,9 +11,10 @@ from functools import cache
 from importlib import resources
 from typing import Annotated, Any
 
-from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
+from fastapi import APIRouter, FastAPI, Header, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
+from pydantic import BeforeValidator, Field
 from starlette.concurrency import run_in_threadpool
 
 from kg_memory.model import MAX_NAME_LENGTH
@@ -57,7 +58,8 @@ def list_memories(store: StoreDep) -> list[dict[str, Any]]:
     return views.memories(store)
 
 
-_VERSION = Query(ge=0, le=2**53, description="the state at this past version")
+_MAX_SEQ = 2**53  # the largest integer a browser's JavaScript holds exactly
+_VERSION = Query(ge=0, le=_MAX_SEQ, description="the state at this past version")
 _ROOM = Query(max_length=MAX_NAME_LENGTH, description=f"only this room ({UNPLACED}: what is in none)")
 _FLOOR = Query(max_length=MAX_NAME_LENGTH, description="only this floor (its rooms' floor attribute)")
 
@@ -98,23 +100,42 @@ def runtime(memory: MemoryDep) -> list[dict[str, Any]]:
     return views.runtime_tasks(memory)
 
 
+def _sequence_number(value: object) -> object:
+    """A Last-Event-ID as the sequence number it must be: ASCII digits (``str.isdigit`` also takes
+    "²"), none to resume from when it is empty; the bounds are checked after it is an int."""
+    if not isinstance(value, str) or not value:
+        return None
+    if not (value.isascii() and value.isdigit()):
+        raise ValueError("expected the sequence number of an update, in digits")
+    return value
+
+
+_SINCE_SEQ = Query(ge=0, le=_MAX_SEQ, description="stream updates after this sequence number")
+_LAST_EVENT_ID = Header(alias="last-event-id", description="the last update received; resume after it")
+_Seq = Annotated[int, Field(ge=0, le=_MAX_SEQ)]  # bounds on the int: an absent header (None) has none
+
+
 @api.get("/memories/{memory}/events", response_class=StreamingResponse)
 async def events(
     memory: str,
     request: Request,
     services: ServicesDep,
-    since_seq: Annotated[int, Query(ge=0, le=2**53, description="stream updates after this sequence number")] = 0,
+    since_seq: Annotated[int, _SINCE_SEQ] = 0,
+    last_event_id: Annotated[_Seq | None, BeforeValidator(_sequence_number), _LAST_EVENT_ID] = None,
 ) -> StreamingResponse:
     """New history rows as server-sent events (``update``; a reconnect resumes after Last-Event-ID).
+
+    The header is read with ``since_seq``'s bounds and, like a bad ``since_seq``, one that is not a
+    sequence number in them is a 422: the page's browser only echoes the ids this stream sent, so a
+    bad one is a client's mistake, and resuming from elsewhere would silently repeat or skip updates.
 
     Async on purpose: a stream lives as long as the page, and a sync handler would hold a worker thread
     for all that time; here only each short store read borrows one.
     """
     # an unknown memory is a 404, not a stream; the record's name is the one spelling the store keys on
     memory = (await run_in_threadpool(services.store.get_memory, memory)).name
-    resume = request.headers.get("last-event-id", "")
-    if resume.isdigit():
-        since_seq = max(since_seq, int(resume))
+    if last_event_id is not None:
+        since_seq = max(since_seq, last_event_id)
     stream = history_stream(services.store, memory, since_seq, request.is_disconnected)
     headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
     return StreamingResponse(stream, media_type="text/event-stream", headers=headers)

@@ -108,3 +108,56 @@ def test_the_dashboards_data_needs_a_key_where_rest_reads_do(keyed: TestClient) 
     unknown = keyed.get("/dashboard/api/memories/nothing_here/events", headers={"X-API-Key": "r"})
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "unknown_memory"
     assert keyed.get("/dashboard/static/vendor/cytoscape-3.34.4.min.js").status_code == 200
+
+
+def _stream_start(client: TestClient, memory: str, headers: dict[str, bytes], **params: int) -> tuple[int, str]:
+    """The status and the first chunk of the events stream (the whole body when it is refused)."""
+    with client.stream(
+        "GET", f"/dashboard/api/memories/{memory}/events", params=params, headers={"X-API-Key": b"r", **headers}
+    ) as response:
+        first = response.read().decode() if response.status_code != 200 else next(response.iter_text())
+        return response.status_code, first
+
+
+def _hello_since(chunk: str) -> int:
+    assert "event: hello" in chunk, chunk
+    return int(json.loads(chunk.split("data: ", 1)[1].split("\n", 1)[0])["since_seq"])
+
+
+@pytest.mark.parametrize(
+    "header",
+    [b"\xb2", "\u0663".encode(), b"9" * 5000, b"9" * 25, str(2**53 + 1).encode(), b"-1", b"+5", b"1_0", b"abc"],
+    ids=[
+        "superscript-two",
+        "arabic-three",
+        "5000-digits",
+        "25-digits",
+        "past-2**53",
+        "negative",
+        "plus",
+        "underscore",
+        "word",
+    ],
+)
+def test_a_last_event_id_that_is_no_sequence_number_is_422_like_a_bad_since_seq(
+    keyed: TestClient, header: bytes
+) -> None:
+    name = unique_name("dash")
+    assert keyed.post("/v1/memories", json={"name": name, "domain": "example_home"}, headers={"X-API-Key": "w"})
+    status, body = _stream_start(keyed, name, {"Last-Event-ID": header})  # "\xb2" reads as "²", a str.isdigit()
+    assert status == 422, body
+    error = json.loads(body)["error"]
+    assert error["code"] == "invalid_request" and "header.last-event-id" in error["issues"][0]["message"]
+    bad_query = keyed.get(
+        f"/dashboard/api/memories/{name}/events", params={"since_seq": 2**53 + 1}, headers={"X-API-Key": "r"}
+    )
+    assert bad_query.status_code == 422 and bad_query.json()["error"]["code"] == "invalid_request"
+
+
+def test_a_last_event_id_resumes_within_the_same_bounds_as_since_seq(keyed: TestClient) -> None:
+    name = unique_name("dash")
+    assert keyed.post("/v1/memories", json={"name": name, "domain": "example_home"}, headers={"X-API-Key": "w"})
+    assert _hello_since(_stream_start(keyed, name, {"Last-Event-ID": b"3"})[1]) == 3
+    assert _hello_since(_stream_start(keyed, name, {"Last-Event-ID": str(2**53).encode()})[1]) == 2**53
+    assert _hello_since(_stream_start(keyed, name, {"Last-Event-ID": b"2"}, since_seq=5)[1]) == 5  # the later one
+    assert _hello_since(_stream_start(keyed, name, {"Last-Event-ID": b""}, since_seq=4)[1]) == 4  # none to resume from
