@@ -70,6 +70,19 @@ def read_forms(text: str) -> list[SExpr]:
     return stack[0]
 
 
+def nesting(text: str) -> int:
+    """The deepest run of open parentheses in ``text``; a stray ``)`` does not count below zero.
+    Counted before anything recursive (reading, writing, quoting in errors) walks the text."""
+    depth = deepest = 0
+    for token in tokens(text):
+        if token == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token == ")":
+            depth = max(depth - 1, 0)
+    return deepest
+
+
 def write(form: SExpr) -> str:
     """``form`` as PDDL text, one space between tokens."""
     return form if isinstance(form, str) else f"({' '.join(write(f) for f in form)})"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from kg_memory.domain import ROOT_TYPE
 from kg_memory.formula import And, Atom, Equals, Formula, Not, Or, Parameter, Quantified, Truth
-from kg_memory.sexpr import SExpr, UnbalancedParentheses, clip, read_forms, tokens, without_comments, write
+from kg_memory.sexpr import SExpr, UnbalancedParentheses, clip, nesting, read_forms, without_comments, write
 from planning.errors import PlanningError
 
 MAX_GOAL_DEPTH = 64
@@ -78,7 +78,7 @@ def _read(text: str) -> SExpr:
             text, f"expected a formula in parentheses, got {clip(body)!r}; answer with the PDDL goal only"
         )
     # Before anything recursive (reading, quoting in errors) sees it; +1 for a (:goal ...) wrapper.
-    if _nesting(body) > MAX_GOAL_DEPTH + 1:
+    if nesting(body) > MAX_GOAL_DEPTH + 1:
         raise GoalSyntaxError(text, _TOO_DEEP)
     try:
         forms = read_forms(body)
@@ -90,18 +90,6 @@ def _read(text: str) -> SExpr:
             text, f"unexpected text after the goal: {clip(rest)}; write one formula (join conditions with (and ...))"
         )
     return forms[0]
-
-
-def _nesting(body: str) -> int:
-    """The deepest run of open parentheses in ``body``; a stray ``)`` does not count below zero."""
-    depth = deepest = 0
-    for token in tokens(body):
-        if token == "(":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif token == ")":
-            depth = max(depth - 1, 0)
-    return deepest
 
 
 def _unbalanced(error: UnbalancedParentheses, body: str) -> str:

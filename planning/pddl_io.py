@@ -21,12 +21,15 @@ from typing import Any
 from kg_memory import UP_LOCK, Domain, Entity, Fact, InvalidName, InvalidValue
 from kg_memory.domain import ROOT_TYPE, domain_from_pddl
 from kg_memory.formula import Formula
-from kg_memory.sexpr import SExpr, UnbalancedParentheses, clip, read_forms, write
+from kg_memory.sexpr import SExpr, UnbalancedParentheses, clip, nesting, read_forms, write
 from kg_memory.up_environment import pddl_reading_environment
 from planning.errors import PlanningError
-from planning.goal_reader import GoalSyntaxError, parse_goal
+from planning.goal_reader import MAX_GOAL_DEPTH, GoalSyntaxError, parse_goal
 
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+# A problem's goal may nest as deep as any goal, inside (define (:goal ...)); domains nest far less.
+# Deeper text is refused before anything walks it recursively.
+MAX_PDDL_DEPTH = MAX_GOAL_DEPTH + 16
 # List heads that mean a feature outside typed STRIPS/ADL over predicates, wherever they occur.
 _FEATURES = {
     ":functions": "numeric fluents",
@@ -239,6 +242,8 @@ def _type_name(type_: Any) -> str:
 
 def read_sexpr(text: str, source: Path | str = "<pddl>") -> list[SExpr]:
     """The one top-level form of a PDDL file, lower-cased, comments dropped."""
+    if nesting(text) > MAX_PDDL_DEPTH:
+        raise PddlError(source, f"it nests parentheses more than {MAX_PDDL_DEPTH} deep")
     try:
         forms = read_forms(text)
     except UnbalancedParentheses as exc:

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal, cast
 import mcp.types as types
 from mcp.server.mcpserver import Context, MCPServer, Message, UserMessage
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
-from pydantic import ConfigDict, Field
+from pydantic import BeforeValidator, ConfigDict, Field
 
 from kg_memory import UpdateSource, UpdateStatus
 from kg_memory.history import MAX_PAGE
@@ -62,7 +62,18 @@ MemoryName = Annotated[str, Field(min_length=1, max_length=MAX_NAME_LENGTH, desc
 Facts = Annotated[list[str], Field(max_length=10_000, description='PDDL facts, e.g. "(on mug_1 table_1)"')]
 UpdateId = Annotated[str, Field(min_length=1, max_length=200, description="the update's id")]
 Note = Annotated[str, Field(max_length=10_000, description="why, or what it came from (kept in the history)")]
-Expected = Annotated[int | None, Field(ge=0, description="refused unless the memory is still at this version")]
+
+
+def _no_truth(value: Any) -> Any:
+    """A JSON true or false is no number (pydantic reads it as 1 or 0). Numbers in strings stay
+    welcome: models write them so."""
+    if isinstance(value, bool):
+        raise ValueError("a boolean is not a number")
+    return value
+
+
+Whole = BeforeValidator(_no_truth)
+Expected = Annotated[int | None, Whole, Field(ge=0, description="refused unless the memory is still at this version")]
 ClientModel = Annotated[
     bool | None,
     Field(description="run the language work on your own model (sampling); default: the server's setting"),
@@ -149,7 +160,7 @@ def _reads(server: MCPServer, ops: Callable[[], Operations]) -> None:
     @server.tool(annotations=READ)
     def get_state(
         memory: MemoryName,
-        version: Annotated[int | None, Field(ge=0, description="the state at this past version")] = None,
+        version: Annotated[int | None, Whole, Field(ge=0, description="the state at this past version")] = None,
         at: Annotated[datetime | None, Field(description="the state at this time (ISO 8601 with a timezone)")] = None,
     ) -> StateOut:
         """A memory's whole state (entities, facts, entities whose location is unknown): now, at a
@@ -161,7 +172,7 @@ def _reads(server: MCPServer, ops: Callable[[], Operations]) -> None:
     def search_facts(
         memory: MemoryName,
         text: Annotated[str, Field(min_length=1, max_length=1_000, description="words of a name or label, or a type")],
-        limit: Annotated[int, Field(ge=1, le=1_000, description="at most this many entities")] = 20,
+        limit: Annotated[int, Whole, Field(ge=1, le=1_000, description="at most this many entities")] = 20,
     ) -> SearchOut:
         """Entities whose name or label holds every word of ``text`` (or of type ``text``), each with
         the facts that name it."""
@@ -176,8 +187,8 @@ def _reads(server: MCPServer, ops: Callable[[], Operations]) -> None:
         until: Annotated[datetime | None, Field(description="before this time (ISO 8601)")] = None,
         source: UpdateSource | None = None,
         status: UpdateStatus | None = None,
-        cursor: Annotated[int, Field(ge=0, description="next_cursor of the previous page")] = 0,
-        limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] = 100,
+        cursor: Annotated[int, Whole, Field(ge=0, description="next_cursor of the previous page")] = 0,
+        limit: Annotated[int, Whole, Field(ge=1, le=MAX_PAGE)] = 100,
         order: Literal["oldest", "newest"] = "oldest",
     ) -> HistoryPageOut:
         """One page of a memory's updates (filters combine with AND), oldest first unless

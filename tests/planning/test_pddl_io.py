@@ -10,6 +10,7 @@ from conftest import FIXTURES
 
 from kg_memory import DomainError, Entity, Fact
 from planning import GroundAction, problem_pddl, solve
+from planning.goal_reader import MAX_GOAL_DEPTH
 from planning.pddl_io import (
     PddlError,
     PddlProblem,
@@ -79,6 +80,18 @@ def test_goal_text_reads_back_to_the_goal() -> None:
     assert str(goal_of(text)) == "(and (on crate0 pallet2) (on crate1 pallet1))"
     _, problem = _read(IPC / "depots")
     assert problem.goal_text == str(problem.goal)
+
+
+@pytest.mark.parametrize("depth", [MAX_GOAL_DEPTH + 1, 600, 5_000])
+def test_a_problem_whose_goal_nests_too_deeply_is_a_pddl_error(depth: int) -> None:
+    goal = "(not " * (depth - 1) + "(on crate0 pallet2)" + ")" * (depth - 1)
+    text = read_text(IPC / "depots" / "p01.pddl")
+    start = text.index("(:goal")
+    deep = text[:start] + f"(:goal {goal})\n)\n"
+    with pytest.raises(PddlError, match="nest"):
+        goal_of(deep)
+    at_the_limit = "(not " * (MAX_GOAL_DEPTH - 1) + "(on crate0 pallet2)" + ")" * (MAX_GOAL_DEPTH - 1)
+    assert str(goal_of(text[:start] + f"(:goal {at_the_limit})\n)\n")).count("(not") == MAX_GOAL_DEPTH - 1
 
 
 @pytest.mark.parametrize(

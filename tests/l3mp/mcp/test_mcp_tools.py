@@ -120,6 +120,14 @@ async def test_domain_errors_are_tool_errors_naming_the_input(tmp_path: Path) ->
             assert misspelt.is_error is True and "expected_versoin" in text_of(misspelt)
             tools = (await client.list_tools()).tools
             assert [t.name for t in tools if t.input_schema.get("additionalProperties") is not False] == []
+            truth = await client.call_tool(
+                "apply_delta", {"memory": name, "add": ["(light_on lamp_1)"], "expected_version": True}
+            )
+            assert truth.is_error is True and "expected_version" in text_of(truth)  # true is no version 1
+            for odd in ({"version": True}, {"version": False}, {"version": 1.5}):
+                assert (await client.call_tool("get_state", {"memory": name, **odd})).is_error is True
+            paged = await client.call_tool("history", {"memory": name, "limit": "2", "cursor": 0})
+            assert paged.is_error is False and len((paged.structured_content or {})["updates"]) == 2
 
             last = await client.call_tool("get_state", {"memory": name, "at": "9999-12-31T23:59:59.999999+00:00"})
             assert last.is_error is False and (last.structured_content or {})["version"] == 1
