@@ -141,7 +141,8 @@ class ObservedEntity(BaseModel):
         return Entity(self.name, self.type, self.label, self.attrs)
 
 
-Measure = tuple[str, tuple[str, ...], float]  # ("distance", ("fridge_1", "apple_1"), 2.35)
+# ("distance", ("fridge_1", "apple_1"), 2.35); strict: a JSON true is no distance of 1, nor "2" one of 2
+Measure = tuple[str, tuple[str, ...], Annotated[float, Field(strict=True)]]
 
 
 class Observation(BaseModel):

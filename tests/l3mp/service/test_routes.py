@@ -165,6 +165,8 @@ def test_an_observation_measures_distances_and_a_new_value_replaces_the_old(make
     assert "(= (distance apple_1 fridge_1) 3)" in moved["delta"]["add"]
     refused = observe(-1.0, 422)["error"]  # no walk is shorter than nothing: recorded, refused, with the reason
     assert refused["update"]["status"] == "rejected" and "cannot be negative" in refused["message"]
+    for no_number in (True, "3"):  # a JSON true is no distance of 1, nor is text one
+        assert observe(no_number, 422)["error"]["code"] == "invalid_request"  # type: ignore[arg-type]
     assert client.get(f"/v1/memories/{name}").json()["version"] == 2  # nothing of it was applied
     plan = client.post(f"/v1/memories/{name}/plans", json={"goal": "(holding robot_1 apple_1)"}).json()
     assert plan["status"] == "solved", (plan["issues"], plan["explanation"])
