@@ -116,13 +116,27 @@ def ask_parsed(exchange: Exchange, parse: Callable[[Any], T], retries: int) -> P
     return Parsed(None, problems, reply)
 
 
-def unusable(utterance: object, max_chars: int) -> str | None:
+@dataclass(frozen=True, slots=True)
+class Wanted:
+    """What a person's words should be, for the issue that says they are not: ``what`` they are
+    and what ``to_say`` instead."""
+
+    what: str
+    to_say: str
+
+
+UPDATE = Wanted("the update", "say what changed")
+TASK = Wanted("the request", "say what the robot should do (or give a PDDL goal)")
+
+
+def unusable(utterance: object, max_chars: int, wanted: Wanted = UPDATE) -> str | None:
     """Why ``utterance`` (an update or a request) is not worth a model call, or None."""
+    what, to_say = wanted.what, wanted.to_say
     if not isinstance(utterance, str) or not utterance.strip():
-        return "the update is empty: say what changed"
+        return f"{what} is empty: {to_say}"
     if len(utterance) > max_chars:
-        return f"the update is {len(utterance)} characters long; the limit is {max_chars}: say what changed, briefly"
+        return f"{what} is {len(utterance)} characters long; the limit is {max_chars}: {to_say}, briefly"
     words = [w for w in utterance.split() if sum(c.isalpha() for c in w) >= 2]
     if len(words) < 2 or sum(len(w) for w in words) < len(utterance.strip()) / 2:
-        return "the update does not read as a sentence: say what changed in words"
+        return f"{what} does not read as a sentence: {to_say}, in words"
     return None

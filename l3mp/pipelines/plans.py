@@ -25,7 +25,7 @@ from l3mp.llm.base import Deadline, DeadlinePassed, LanguageModel, PromptTooLong
 from l3mp.llm.scoring import ScoringUnsupported
 from l3mp.outcomes import ExplorationStep, PlanOutcome, Question
 from l3mp.pipelines.context import Fallback, ModelRetrieval
-from l3mp.pipelines.conversation import Exchange, Parsed, ask_parsed, unusable
+from l3mp.pipelines.conversation import TASK, Exchange, Parsed, ask_parsed, unusable
 from l3mp.pipelines.errors import AnswerProblem
 from l3mp.pipelines.nl_choose import choose_goal
 from l3mp.pipelines.nl_update import sized_retriever
@@ -187,7 +187,7 @@ class TaskPlanner:
         with ExitStack() as self._reading:  # the world read is kept unchanged until the request ends
             if goal is not None:
                 report = self._plan_goal(request or goal, goal)
-            elif (problem := unusable(request, self.config.max_chars)) is not None:
+            elif (problem := unusable(request, self.config.max_chars, TASK)) is not None:
                 report = PlanReport(status=PlanOutcome.INVALID_REQUEST, request=str(request), issues=(problem,))
             elif self.model is None:
                 raise InvalidValue(
