@@ -307,6 +307,9 @@ class Replay:
         facts = self.state.facts()
         if end.get("updates") != self.streamed:
             raise self.fail("the end line", f"it counts {end.get('updates')} updates; the stream had {self.streamed}")
+        version = end.get("version")  # an old one-document export may not say
+        if version is not None and (type(version) is not int or version != self.version):
+            raise self.fail("the end line", f"it says version {version!r}; the history gives version {self.version}")
         missing = sorted(set(self.listed) - set(self.state.entities))
         if missing:
             raise self.fail("the entity list", f"no update creates {missing[:5]}")

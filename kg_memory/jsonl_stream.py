@@ -158,7 +158,7 @@ def document_lines(data: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         raise InvalidValue("memory export", found, f"expected format {EXPORT_FORMAT!r} or {LINES_FORMAT!r}")
     try:
         record, entities, facts = data["memory"], _array(data, "entities"), _array(data, "facts")
-        header = {"name": record["name"], "domain": record["domain"], "version": record.get("version", 0)}
+        header = {"name": record["name"], "domain": record["domain"], "version": record.get("version")}
     except (KeyError, TypeError) as exc:
         raise InvalidValue("memory export", _brief(data), f"it is malformed ({type(exc).__name__}: {exc})") from exc
     history = _array(data, "history") if data.get("history") is not None else []
@@ -246,7 +246,7 @@ def import_stream(store: GraphStore, items: Iterable[Mapping[str, Any]], name: s
         raise InvalidValue("memory export", "header", f"the first line must have format {LINES_FORMAT!r}")
     try:
         record = header["memory"]
-        target = pddl_name(name or record["name"], "memory")
+        target = pddl_name(record["name"] if name is None else name, "memory")  # "" is a bad name, not none
         domain = store.domains.get(record["domain"])
     except (KeyError, TypeError) as exc:
         raise InvalidValue("memory export", "header", f"it is malformed ({type(exc).__name__}: {exc})") from exc

@@ -18,6 +18,7 @@ from kg_memory import (
     Fact,
     GraphStore,
     ImportMismatch,
+    InvalidName,
     InvalidValue,
     KgMemoryError,
     UpdateSource,
@@ -359,3 +360,29 @@ def test_compaction_is_opt_in_recorded_and_guards_the_past(store: GraphStore, ho
     assert [(s.start_version, s.end_version) for s in spans] == [(0, 5)] or spans[-1].start_version == 4
     copy = WorldMemory.import_lines(store, home.export_lines(), name=unique_name("compacted"))
     assert copy.facts() == home.facts() and copy.state_at(5).facts == home.facts()
+
+
+@pytest.mark.parametrize("version", [7, 0, "2", True, 2.0])
+def test_an_end_line_whose_version_the_history_does_not_give_is_refused(
+    store: GraphStore, home: WorldMemory, version: object
+) -> None:
+    _applied(home, Delta(add={F("(light_on lamp_1)")}))  # the history gives version 2
+    lines = _lines(home)
+    lines[-1]["end"]["version"] = version
+    _refused(store, lines, f"end line: it says version {version!r}; the history gives version 2")
+
+
+def test_a_document_says_its_version_as_a_number_or_not_at_all(store: GraphStore, home: WorldMemory) -> None:
+    data = json.loads(json.dumps(home.export()))
+    data["memory"]["version"] = "x"
+    _document_refused(store, data, "it says version 'x'; the history gives version 1")
+    del data["memory"]["version"]  # an old export that does not say: the history tells
+    assert WorldMemory.import_(store, data, name=unique_name("unsaid")).version == 1
+
+
+@pytest.mark.parametrize("name", ["", "  "])
+def test_an_import_under_an_empty_name_is_refused(store: GraphStore, home: WorldMemory, name: str) -> None:
+    before = {m.name for m in store.list_memories()}
+    with pytest.raises(InvalidName):
+        WorldMemory.import_lines(store, home.export_lines(), name=name)
+    assert {m.name for m in store.list_memories()} == before
