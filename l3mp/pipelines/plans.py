@@ -9,6 +9,7 @@ tokens, timings, each tier tried with its problem text, and why earlier tiers fa
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
@@ -68,8 +69,10 @@ class PlanConfig:
             raise InvalidValue("deadline", self.deadline, "must be a positive number of seconds")
         if self.retriever not in RETRIEVERS:
             raise InvalidValue("retriever", self.retriever, f"use one of {', '.join(RETRIEVERS)}")
-        if self.retries < 0 or self.retrieval_retries < 0 or self.timeout <= 0 or self.max_chars < 1:
-            raise InvalidValue("plan config", self, "retries must be ≥ 0, timeout > 0 and max_chars ≥ 1")
+        # NaN slips past `timeout <= 0` (it fails every comparison), and inf is no timeout
+        timeout_ok = math.isfinite(self.timeout) and self.timeout > 0
+        if self.retries < 0 or self.retrieval_retries < 0 or not timeout_ok or self.max_chars < 1:
+            raise InvalidValue("plan config", self, "retries must be ≥ 0, timeout finite and > 0, and max_chars ≥ 1")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
