@@ -175,7 +175,7 @@ class TieredPlanner:
     ) -> TieredPlan:
         """Try ``first``, then a widened context, then (if ``full_state``) the whole state.
 
-        A goal that already holds is solved at once by the empty plan. ``deadline`` (a
+        A goal that already holds is solved at once by the empty plan, of cost 0 and optimal. ``deadline`` (a
         ``time.monotonic()`` instant) bounds the whole call: each planner call gets what is left
         (at most ``timeout``), and when nothing is left the result is ``timeout`` with the
         attempts made so far. Asked for an optimal plan, the satisficing planner's plan on ``first``
@@ -183,8 +183,8 @@ class TieredPlanner:
         a cheaper one LAMA's anytime search finds in what time is left) is the answer, with
         ``optimal`` false and why.
         """
-        if self.evaluator.evaluate(goal, world):
-            return TieredPlan(status=PlanStatus.SOLVED, tier=HOLDS)
+        if self.evaluator.evaluate(goal, world):  # no plan is cheaper than the empty one: proven optimal
+            return TieredPlan(status=PlanStatus.SOLVED, tier=HOLDS, cost=0.0, optimal=True)
         incumbent = self._satisficing(world, goal, first, deadline, DEFAULT_PLANNER) if self.optimal else None
         result = self._tiers(world, goal, first, anchors, full_state, deadline)
         if incumbent is None:

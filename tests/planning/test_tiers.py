@@ -102,3 +102,14 @@ def test_the_full_state_is_the_last_resort(base: World, monkeypatch: pytest.Monk
     assert result.status is PlanStatus.SOLVED and result.tier == "full"
     assert [a.tier for a in result.attempts] == ["retrieved", "full"]  # the same problem is not planned twice
     assert result.attempts[0].result.status is PlanStatus.UNSOLVABLE
+
+
+@pytest.mark.parametrize("optimal", [False, True], ids=["satisficing", "optimal"])
+def test_a_goal_that_already_holds_is_the_empty_plan_of_cost_zero_proven_cheapest(base: World, optimal: bool) -> None:
+    world = base.copy()
+    place = next(f.args[1] for f in world.facts_of("robot_at") if f.args[0] == ROBOT)
+    goal = Atom("robot_at", (ROBOT, place))
+    planner = TieredPlanner(world.domain, optimal=optimal)
+    result = planner.plan(world, goal, pruned_context(world, goal, [ROBOT]), anchors=[ROBOT])
+    assert result.status is PlanStatus.SOLVED and result.tier == "holds" and result.plan == ()
+    assert result.cost == 0 and result.optimal and result.note == "" and not result.attempts
