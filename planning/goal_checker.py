@@ -1,15 +1,16 @@
-"""Goals checked against the domain and the known entities: names, arity and types.
+"""Goals checked against the domain and the known entities: names, arity, types and size.
 
 :func:`check_goal` reads a goal (:mod:`planning.goal_reader`), then checks the tree and collects
-every problem as one sentence a model can act on when it is asked again; only a suggestion of
-close names ever scans the entities.
+every problem as one sentence a model can act on when it is asked again. Only a suggestion of
+close names, and counting the objects a quantifier ranges over, ever scan the entities.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import reduce
 from typing import TypeAlias
 
 from kg_memory.domain import ROOT_TYPE, Domain, PredicateSchema
@@ -22,6 +23,13 @@ from planning.goal_reader import GoalSyntaxError, parse_goal
 Scope: TypeAlias = Mapping[str, str | None]  # "?x" -> its type (None: an unknown type, not checked further)
 
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")
+
+MAX_GOAL_BINDINGS = 1_000_000
+"""How many condition tests over bindings of its quantified variables to objects deciding a goal may
+take (see :func:`binding_checks`). Whether a goal holds is decided binding by binding, and a planner
+grounds them all, so a few short nested quantifiers over a small home would hold a worker for hours;
+a million tests keep it to seconds."""
+_COUNT_CAP = MAX_GOAL_BINDINGS**2  # counts saturate here: beyond it the exact figure helps nobody
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +59,42 @@ def check_goal(text: str, domain: Domain, entities: Mapping[str, Entity]) -> Goa
     checker = _Checker(domain, entities)
     checker.formula(goal, {})
     issues = tuple(dict.fromkeys(checker.issues))  # the same mistake twice is one issue
-    return GoalCheck(None, issues) if issues else GoalCheck(goal)
+    if issues:
+        return GoalCheck(None, issues)
+    too_many = _too_many_bindings(binding_checks(goal, checker.count))  # types are known by now
+    return GoalCheck(None, (too_many,)) if too_many else GoalCheck(goal)
+
+
+def binding_checks(formula: Formula, count: Callable[[str], int]) -> int:
+    """How many condition tests deciding ``formula`` may take, given ``count`` (the objects of a
+    type, subtypes included): each atom, equality or truth value is one test, a quantifier repeats
+    its body's for each binding of its variables (the product of their counts), and siblings add
+    up. With one condition under each quantifier, that is the bindings the quantifiers range over.
+    Saturates at a cap far above :data:`MAX_GOAL_BINDINGS`, so no variable list is too long to count."""
+    if isinstance(formula, Quantified):
+        bindings = reduce(_times, (count(v.type) for v in formula.variables), 1)
+        return _times(bindings, binding_checks(formula.body, count))
+    if isinstance(formula, Not):
+        return binding_checks(formula.arg, count)
+    if isinstance(formula, And | Or):
+        return min(_COUNT_CAP, sum(binding_checks(a, count) for a in formula.args))
+    return 1
+
+
+def _times(a: int, b: int) -> int:
+    return min(_COUNT_CAP, a * b)
+
+
+def _too_many_bindings(checks: int) -> str:
+    """The issue for a goal that takes more than :data:`MAX_GOAL_BINDINGS` tests ("" within it)."""
+    if checks <= MAX_GOAL_BINDINGS:
+        return ""
+    amount = f"more than {_COUNT_CAP:,}" if checks >= _COUNT_CAP else f"{checks:,}"
+    return (
+        f"the goal's quantifiers range over too many objects: checking it against the memory takes {amount} "
+        f"tests (the bindings of its variables to objects, times the conditions under them), more than the "
+        f"limit of {MAX_GOAL_BINDINGS:,}; name the objects, or quantify over fewer variables"
+    )
 
 
 def _closest(word: str, options: Iterable[str], n: int | None = None, cutoff: float = 0.0) -> list[str]:
@@ -85,6 +128,7 @@ class _Checker:
     domain: Domain
     entities: Mapping[str, Entity]
     issues: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)  # type -> how many objects are of it
 
     def formula(self, formula: Formula, scope: Scope) -> None:
         if isinstance(formula, Atom):
@@ -150,12 +194,21 @@ class _Checker:
     def unknown_entity(self, term: str, where: Formula, parameter: Parameter | None) -> str:
         """The issue for an unknown name, suggesting known names of the type it must have."""
         wanted = parameter.type if parameter is not None else ROOT_TYPE
-        is_subtype = self.domain.is_subtype
-        names = [n for n, e in self.entities.items() if is_subtype(e.type, wanted)]
-        names += [n for n, t in self.domain.constants.items() if is_subtype(t, wanted) and n not in self.entities]
-        close = _closest(term, names, n=3, cutoff=0.6)
+        close = _closest(term, self.objects_of(wanted), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(close)}?" if close else f"; no known {wanted} has a similar name"
         return f"unknown entity {term!r} in {where}{hint}"
+
+    def objects_of(self, type_: str) -> list[str]:
+        """The objects of ``type_`` or a subtype as a planning world has them (constants with the
+        domain's types): what a quantifier over ``type_`` ranges over."""
+        is_subtype, constants = self.domain.is_subtype, self.domain.constants
+        names = [n for n, e in self.entities.items() if n not in constants and is_subtype(e.type, type_)]
+        return names + [n for n, t in constants.items() if is_subtype(t, type_)]
+
+    def count(self, type_: str) -> int:
+        if type_ not in self.counts:
+            self.counts[type_] = len(self.objects_of(type_))
+        return self.counts[type_]
 
 
 def _arity_issue(atom: Atom, schema: PredicateSchema) -> str:

@@ -11,6 +11,7 @@ import pytest
 from kg_memory import And, Atom, Delta, Domain, DomainRegistry, Entity, Equals, Fact, Not, Or, Parameter, Quantified
 from kg_memory.formula import Truth
 from planning import ActionEvaluator, GoalCheck, GoalSyntaxError, PlanningError, World, check_goal, parse_goal
+from planning.goal_checker import MAX_GOAL_BINDINGS, binding_checks
 from planning.goal_reader import MAX_GOAL_DEPTH
 from sim.household import HomeSpec, generate_home
 from sim.simulator import Simulator
@@ -255,7 +256,8 @@ NESTED: dict[str, Callable[[int], str]] = {  # a goal whose formulas nest ``dept
     "and": lambda depth: "(and (dirty cup_1) " * (depth - 1) + ATOM + ")" * (depth - 1),
     # (imply a b) reads as (or (not a) b): the last premise is two below its implication
     "imply": lambda depth: "(imply (dirty cup_1) " * (depth - 2) + ATOM + ")" * (depth - 2),
-    "exists": lambda depth: "(exists (?c - cup) " * (depth - 1) + "(dirty ?c)" + ")" * (depth - 1),
+    # over the one light: nested over the three cups, it would take more tests than a goal may
+    "exists": lambda depth: "(exists (?l - light) " * (depth - 1) + "(switched_on ?l)" + ")" * (depth - 1),
     "wrapped": lambda depth: "(:goal " + "(or " * (depth - 1) + ATOM + ")" * depth,
 }
 TOO_DEEP = f"the goal is nested too deeply: at most {MAX_GOAL_DEPTH} formulas may nest inside one another"
@@ -348,6 +350,112 @@ class _NoScan(Mapping[str, Entity]):
         raise AssertionError("the entities were counted")
 
 
-def test_checking_a_goal_does_not_scan_the_entities(household: Domain) -> None:
-    text = "(and (exists (?c - cup) (and (filled ?c water) (in_hand ?c alex))) (on mug_1 table_1))"
+def test_checking_a_goal_without_quantifiers_does_not_scan_the_entities(household: Domain) -> None:
+    text = "(and (filled cup_1 water) (in_hand cup_1 alex) (on mug_1 table_1))"
     assert check_goal(text, household, _NoScan(ENTITIES)).ok
+
+
+class _Scans(dict[str, Entity]):
+    """Entities that count how often they are listed."""
+
+    scans = 0
+
+    def __iter__(self) -> Iterator[str]:
+        self.scans += 1
+        return super().__iter__()
+
+    def items(self) -> Iterator[tuple[str, Entity]]:  # type: ignore[override]
+        self.scans += 1
+        return iter(list(super().items()))
+
+
+def test_a_quantified_goal_scans_the_entities_once_per_type_it_ranges_over(household: Domain) -> None:
+    text = (
+        "(and (exists (?c - cup) (and (filled ?c water) (in_hand ?c alex))) (forall (?c - cup) (not (dirty ?c)))"
+        " (exists (?l - light) (switched_on ?l)))"
+    )
+    entities = _Scans(ENTITIES)
+    assert check_goal(text, household, entities).ok
+    assert entities.scans == 2
+
+
+# -- how many bindings ----------------------------------------------------------------------
+
+OBJECTS = len(ENTITIES) + len(DomainRegistry().get("household").constants)  # what ``- object`` ranges over
+
+
+def _cups(count: int) -> dict[str, Entity]:
+    return {f"cup_{i}": Entity(f"cup_{i}", "cup", f"cup {i}") for i in range(count)}
+
+
+def _checks(text: str, domain: Domain, entities: Mapping[str, Entity] = ENTITIES) -> int:
+    counts = {t: sum(1 for e in entities.values() if domain.is_subtype(e.type, t)) for t in domain.types}
+    constants = {t: sum(1 for c in domain.constants.values() if domain.is_subtype(c, t)) for t in domain.types}
+    return binding_checks(parse_goal(text), lambda t: counts[t] + constants[t])
+
+
+def _forall(count: int, body: str = "(= ?v0 ?v0)", type_: str = "object") -> str:
+    variables = " ".join(f"?v{i}" for i in range(count))
+    return f"(forall ({variables} - {type_}) {body})"
+
+
+def _nested(count: int, body: str = "(= ?v0 ?v0)", word: str = "forall") -> str:
+    return "".join(f"({word} (?v{i} - object) " for i in range(count)) + body + ")" * count
+
+
+def _too_many(checks: int) -> str:
+    return (
+        f"the goal's quantifiers range over too many objects: checking it against the memory takes {checks:,} "
+        "tests (the bindings of its variables to objects, times the conditions under them), more than the limit "
+        f"of {MAX_GOAL_BINDINGS:,}; name the objects, or quantify over fewer variables"
+    )
+
+
+def test_the_bindings_multiply_along_a_nesting_and_add_up_over_siblings(household: Domain) -> None:
+    # three cups, one light; the domain's five constants are objects too
+    assert _checks("(dirty cup_1)", household) == 1
+    assert _checks("(exists (?c - cup) (dirty ?c))", household) == 3
+    assert _checks("(exists (?d - dish) (dirty ?d))", household) == 4  # subtypes count: mug_1 and the cups
+    assert _checks("(forall (?c ?d - cup) (dirty ?c))", household) == 9
+    assert _checks("(forall (?c - cup) (exists (?l - light) (switched_on ?l)))", household) == 3
+    siblings = "(and (dirty cup_1) (forall (?c - cup) (or (dirty ?c) (not (dirty ?c)))) (exists (?x) (= ?x ?x)))"
+    assert _checks(siblings, household) == 1 + 3 * 2 + OBJECTS
+    assert _checks(_nested(3), household) == _checks(_forall(3), household) == OBJECTS**3
+    assert _checks(_nested(3, word="exists"), household) == OBJECTS**3
+
+
+@pytest.mark.parametrize("word", ["forall", "exists"])
+@pytest.mark.parametrize("shape", ["nested", "one-list"])
+def test_eight_variables_over_a_small_home_are_one_issue_naming_the_count_and_the_limit(
+    household: Domain, word: str, shape: str
+) -> None:
+    body = "(or (= ?v0 ?v1) (not (= ?v0 ?v1)))"
+    text = _nested(8, body, word) if shape == "nested" else _forall(8, body).replace("forall", word)
+    assert issues(text, household) == (_too_many(2 * OBJECTS**8),)
+
+
+def test_a_count_past_any_use_is_said_as_more_than_a_cap(household: Domain) -> None:
+    nested = _nested(MAX_GOAL_DEPTH - 1, word="exists")
+    (issue,) = issues(nested, household)
+    assert issue.startswith("the goal's quantifiers range over too many objects: checking it against the memory ")
+    assert f"takes more than {MAX_GOAL_BINDINGS**2:,} tests" in issue
+    assert issues(_forall(5_000), household) == (issue,)  # a long variable list is counted, not multiplied out
+
+
+def test_the_bound_is_checked_only_once_the_types_are_known(household: Domain) -> None:
+    assert issues(_forall(8, type_="gadget"), household)[0].startswith("unknown type 'gadget'")
+
+
+def test_a_goal_at_the_bound_is_accepted_and_evaluated(household: Domain) -> None:
+    cups = _cups(100)  # 100 ** 3 bindings, one test each: exactly the bound
+    world = World(household, cups.values(), [Fact("dirty", ("cup_0",))])
+    goal = check_goal("(exists (?a ?b ?c - cup) (and (dirty ?a) (= ?a ?b)))", household, cups).goal
+    assert goal is None  # two tests per binding are twice too many
+    text = "(exists (?a ?b ?c - cup) (dirty ?a))"
+    assert _checks(text, household, cups) == MAX_GOAL_BINDINGS
+    checked = check_goal(text, household, cups)
+    assert checked.ok and checked.goal is not None
+    assert ActionEvaluator(household).evaluate(checked.goal, world)
+    assert not ActionEvaluator(household).evaluate(parse_goal("(forall (?a ?b - cup) (dirty ?a))"), world)
+    over = _cups(101)
+    assert check_goal(text, household, over).issues == (_too_many(101**3),)

@@ -13,6 +13,7 @@ from l3mp.outcomes import PlanOutcome
 from l3mp.pipelines.plans import PlanConfig, TaskPlanner
 from l3mp.prompts import ISSUES_HEADER
 from planning import ActionEvaluator, World
+from planning.goal_checker import MAX_GOAL_BINDINGS
 from planning.goal_reader import parse_goal
 from sim import HomeSpec, generate_home
 from sim.household import Home
@@ -94,3 +95,46 @@ def test_bad_requests(memory: WorldMemory) -> None:
         TaskPlanner(memory).plan("Bring me a book.")
     report = TaskPlanner(memory).plan(goal="(held nothing_1 robot_1")
     assert report.status is PlanOutcome.INVALID_GOAL and report.issues
+
+
+def test_an_optimal_plan_for_a_goal_that_holds_is_the_empty_plan_proven_cheapest(memory: WorldMemory) -> None:
+    place = next(f.args[1] for f in memory.state().facts if f.predicate == "robot_at")
+    report = TaskPlanner(memory, config=PlanConfig(optimal=True)).plan(goal=f"(robot_at robot_1 {place})")
+    assert report.status is PlanOutcome.SOLVED and report.plan == () and report.tier == "holds"
+    assert report.cost == 0 and report.optimal and report.optimality == ""
+    assert report.cost_explanation == "The plan costs 0 steps (proven the cheapest)."
+    record = report.to_json()
+    assert record["cost"] == 0 and record["optimal"] is True
+
+
+def test_a_goal_over_too_many_bindings_is_refused_before_anything_evaluates_it(
+    memory: WorldMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def evaluate(*_args: object, **_kwargs: object) -> bool:
+        raise AssertionError("the goal was evaluated")
+
+    monkeypatch.setattr(ActionEvaluator, "evaluate", evaluate)
+    variables = " ".join(f"?v{i}" for i in range(8))
+    for word in ("forall", "exists"):
+        goal = f"({word} ({variables} - object) (or (= ?v0 ?v1) (not (= ?v0 ?v1))))"
+        report = TaskPlanner(memory).plan(goal=goal)
+        assert report.status is PlanOutcome.INVALID_GOAL and report.tiers is None and not report.plan
+        (issue,) = report.issues
+        assert f"more than the limit of {MAX_GOAL_BINDINGS:,}" in issue and "quantify over fewer variables" in issue
+
+
+def test_a_model_asking_for_too_many_bindings_is_asked_again(memory: WorldMemory, home: Home) -> None:
+    item = _item(home)
+    nested = "(forall (?a ?b ?c ?d ?e - object) (= ?a ?a))"
+    model = ScriptedModel([{"goal": nested}, {"goal": f"(held {item} robot_1)"}])
+    report = TaskPlanner(memory, model, PlanConfig(retriever="full")).plan(f"Pick up the {item}.")
+    assert report.status == "solved"
+    assert f"the limit of {MAX_GOAL_BINDINGS:,}" in model.calls[1].messages[-1].content
+
+
+def test_a_quantified_goal_within_the_bound_plans_as_before(memory: WorldMemory, home: Home) -> None:
+    item = _item(home)
+    goal = f"(and (held {item} robot_1) (forall (?x - item) (or (= ?x {item}) (not (held ?x robot_1)))))"
+    report = TaskPlanner(memory).plan(goal=goal)
+    assert report.status == "solved" and report.plan
+    assert _valid(memory, home, report.plan, goal)

@@ -9,6 +9,7 @@ import pytest
 from conftest import STORES, neo4j_uri, require_neo4j, unique_name
 from service_support import Factory, client_factory, snapshot, surveyed
 
+from planning.goal_checker import MAX_GOAL_BINDINGS
 from planning.goal_reader import MAX_GOAL_DEPTH
 
 MOVE = {"remove": ["(on mug_1 table_1)"], "add": ["(on mug_1 shelf_1)"]}
@@ -270,3 +271,40 @@ def test_an_observation_that_cannot_be_true_is_422(
     after = snapshot(client, name)
     assert after[:2] == before[:2] and after[2] == before[2] + 1
     assert "(on book_1 shelf_1)" in after[1]
+
+
+def _over_every_binding(word: str, count: int) -> str:
+    """A goal true or false of every binding, whose quantifiers nest ``count`` variables deep."""
+    nest = "".join(f"({word} (?v{i} - object) " for i in range(count))
+    return nest + "(or (= ?v0 ?v1) (not (= ?v0 ?v1)))" + ")" * count
+
+
+@pytest.mark.parametrize(
+    "goal",
+    [
+        _over_every_binding("forall", 8),
+        _over_every_binding("exists", 8),
+        "(forall (?v0 ?v1 ?v2 ?v3 ?v4 ?v5 ?v6 ?v7 - object) (or (= ?v0 ?v1) (not (= ?v0 ?v1))))",
+        _over_every_binding("exists", MAX_GOAL_DEPTH - 1).replace("(or (= ?v0 ?v1) (not (= ?v0 ?v1)))", GOAL),
+    ],
+    ids=["nested-foralls", "nested-exists", "one-forall", "deepest-exists"],
+)
+def test_a_goal_over_too_many_bindings_is_an_invalid_goal_naming_the_limit(make_client: Factory, goal: str) -> None:
+    client = make_client()
+    name = surveyed(client)
+    before = snapshot(client, name)
+    response = client.post(f"/v1/memories/{name}/plans", json={"goal": goal})
+    assert response.status_code == 200, response.text
+    report = response.json()
+    assert report["status"] == "invalid_goal" and len(report["issues"]) == 1 and not report["attempts"], report
+    issue = report["issues"][0]
+    assert f"more than the limit of {MAX_GOAL_BINDINGS:,}" in issue and "quantify over fewer variables" in issue
+    assert snapshot(client, name) == before
+
+
+def test_a_quantified_goal_within_the_bound_is_planned(make_client: Factory) -> None:
+    client = make_client()
+    name = surveyed(client)
+    goal = f"(and {GOAL} {_over_every_binding('forall', 2)})"
+    report = client.post(f"/v1/memories/{name}/plans", json={"goal": goal}).json()
+    assert report["status"] == "solved" and report["plan"], report
