@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
+
+# The schemes the Neo4j driver takes (it refuses others only when a store is first opened).
+NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 
 class Settings(BaseSettings):
@@ -97,7 +102,46 @@ class Settings(BaseSettings):
     # default; a request's own "optimal" wins)
     plan_optimal: bool = False
 
+    @field_validator("neo4j_uri")
+    @classmethod
+    def _neo4j_uri(cls, uri: str) -> str:
+        # checked here, not by the driver: it wraps a port above 65535 round instead of refusing it
+        parts = urlsplit(uri)
+        if parts.scheme not in NEO4J_SCHEMES or not parts.hostname:
+            schemes = ", ".join(NEO4J_SCHEMES)
+            raise ValueError(f"{uri!r} is no Neo4j address: write SCHEME://HOST[:PORT], SCHEME one of {schemes}")
+        try:
+            port = parts.port
+        except ValueError:
+            port = 0
+        if port is not None and not 1 <= port <= 65535:
+            raise ValueError(f"{uri!r}: the port must be a number in 1..65535")
+        return uri
+
     @property
     def neo4j_auth(self) -> tuple[str, str] | None:
         password = self.neo4j_password.get_secret_value()
         return (self.neo4j_user, password) if password else None
+
+
+def problems(exc: ValidationError | SettingsError) -> list[str]:
+    """What is wrong with the settings, one line per problem, each naming its ``L3MP_*`` variable
+    (a secret's value is never repeated)."""
+    if isinstance(exc, SettingsError):  # a JSON-valued variable that is not JSON
+        field = re.search(r'field "(\w+)"', str(exc))
+        if field is None:
+            return [str(exc)]
+        return [f'{_variable(field.group(1))}: must be JSON, e.g. ["a", "b"] ({exc.__cause__ or exc})']
+    found = []
+    for error in exc.errors():
+        name, *rest = [str(part) for part in error["loc"]] or ["?"]
+        where = f" (item {'.'.join(rest)})" if rest else ""
+        message = str(error["ctx"]["error"]) if error["type"] == "value_error" else error["msg"]
+        secret = "SecretStr" in str(Settings.model_fields[name].annotation) if name in Settings.model_fields else True
+        got = "" if secret or error["type"] == "value_error" else f", not {error['input']!r}"
+        found.append(f"{_variable(name)}{where}: {message}{got}")
+    return found
+
+
+def _variable(field: str) -> str:
+    return f"{Settings.model_config.get('env_prefix', '')}{field}".upper()

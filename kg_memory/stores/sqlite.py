@@ -114,7 +114,9 @@ class SQLiteStore:
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        with self._errors("open"):
+        if self.path.is_dir():  # sqlite's own words ("unable to open database file") name neither
+            raise StoreUnavailable(self.backend, f"open of {self.path}", "it is a directory, not a database file")
+        with self._errors(f"open of {self.path}"):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn().executescript(_SCHEMA)
             _add_number_column(self._conn())

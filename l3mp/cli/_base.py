@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,10 +74,16 @@ class CliState:
 
     def settings(self, **defaults: Any) -> Settings:
         """Settings from the flags given, then ``L3MP_*``, then ``defaults``, then the built-in defaults."""
-        from l3mp.settings import Settings
+        from pydantic import ValidationError
+        from pydantic_settings import SettingsError
+
+        from l3mp.settings import Settings, problems
 
         flags: dict[str, Any] = {k: v for k, v in (("store", self.store), ("sqlite_path", self.db)) if v is not None}
-        settings = Settings(**flags)
+        try:
+            settings = Settings(**flags)
+        except (ValidationError, SettingsError) as exc:  # the user's environment, not a bug
+            raise click.ClickException("\n".join(problems(exc))) from None
         unset = {k: v for k, v in defaults.items() if k not in settings.model_fields_set}
         return settings.model_copy(update=unset) if unset else settings
 
@@ -84,11 +91,25 @@ class CliState:
     def opened_store(self, settings: Settings | None = None) -> Iterator[GraphStore]:
         from l3mp.wiring import open_store
 
-        store = open_store(settings or self.settings())
-        try:
-            yield store
-        finally:
-            store.close()
+        with _driver_retries_quiet():
+            store = open_store(settings or self.settings())
+            try:
+                yield store
+            finally:
+                store.close()
+
+
+@contextlib.contextmanager
+def _driver_retries_quiet() -> Iterator[None]:
+    """The Neo4j driver's warnings off: it logs each retry over several lines, and a command that
+    gives up says why in its one error line."""
+    logger = logging.getLogger("neo4j.pool")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 pass_state = click.make_pass_decorator(CliState)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import click
+from rich.console import Console
 from rich.markup import escape
 
 from l3mp.cli._base import CliState, Lazy, LazyGroup
@@ -51,8 +52,9 @@ def root(ctx: click.Context, store: str | None, db: Path | None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; the exit code (0 done, 2 refused or misused, 1 errors)."""
-    console = CliState().console
+    """Run the command line; the exit code (0 done, 2 refused or misused, 1 errors). Errors go to
+    stderr, so a command's output (an export, the MCP protocol) never carries them."""
+    console = Console(stderr=True)
     try:
         result = root.main(args=list(sys.argv[1:] if argv is None else argv), standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -60,22 +62,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.Abort:
         console.print("[red]aborted[/]")
         return 1
-    except click.ClickException as exc:
+    except click.UsageError as exc:
         exc.show()
+        return exc.exit_code
+    except click.ClickException as exc:  # a command's findings about its input, one problem a line
+        for line in exc.format_message().splitlines():
+            _error(console, line)
         return exc.exit_code
     except Exception as exc:
         if _expected(exc):
-            console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+            _error(console, str(exc))
             return 1
         if os.environ.get("L3MP_DEBUG"):
             raise
         # a bug of ours: one line for the user, the traceback on request
         console.print(
-            f"[red]internal error:[/] {type(exc).__name__}: {escape(str(exc))} (L3MP_DEBUG=1 shows the traceback)",
+            f"[red]internal error:[/] {type(exc).__name__}: {escape(_one_line(str(exc)))} "
+            "(L3MP_DEBUG=1 shows the traceback)",
             highlight=False,
+            soft_wrap=True,
         )
         return 1
     return result if isinstance(result, int) else 0
+
+
+def _error(console: Console, message: str) -> None:
+    console.print(f"[red]error:[/] {escape(_one_line(message))}", highlight=False, soft_wrap=True)
+
+
+def _one_line(text: str) -> str:
+    """A message on one line: drivers write theirs over several."""
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
 def _expected(exc: Exception) -> bool:

@@ -11,34 +11,43 @@ l3mp compact home --before-version 100000              # opt-in retention
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import re
 import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import IO, Any
 
 import click
 
 from kg_memory import HistoryQuery, UpdateSource, UpdateStatus, WorldMemory
+from kg_memory.errors import InvalidValue
 from kg_memory.history import MAX_PAGE
-from kg_memory.jsonl_stream import open_lines
+from kg_memory.jsonl_stream import open_lines, parse_lines
 from l3mp.cli._base import CliState, json_option, pass_state
 
 _AGO = re.compile(r"^(\d+)([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+# a cursor is a sequence number, bounded as the REST routes bound it (and within SQLite's integers)
+MAX_CURSOR = 2**53
 
 
-def _when(text: str | None) -> datetime | None:
+def _when(text: str | None, option: str) -> datetime | None:
     """``7d``, ``12h``, ``30m`` ago, or an ISO 8601 time (UTC if it names no zone)."""
     if text is None:
         return None
     ago = _AGO.match(text.strip())
-    if ago:
-        return datetime.now(UTC) - timedelta(**{_UNITS[ago.group(2)]: int(ago.group(1))})
     try:
+        if ago:
+            return datetime.now(UTC) - timedelta(**{_UNITS[ago.group(2)]: int(ago.group(1))})
         when = datetime.fromisoformat(text)
-    except ValueError as exc:
-        raise click.BadParameter(f"{text!r}: use e.g. 7d, 12h, 30m or an ISO time like 2025-05-01T08:00") from exc
+    except OverflowError:  # before the year 1: no history reaches there
+        raise click.BadParameter(f"{text!r} reaches before the year 1", param_hint=f"'{option}'") from None
+    except ValueError:
+        hint = "use e.g. 7d, 12h, 30m or an ISO time like 2025-05-01T08:00"
+        raise click.BadParameter(f"{text!r}: {hint}", param_hint=f"'{option}'") from None
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
@@ -49,7 +58,7 @@ def _when(text: str | None) -> datetime | None:
 @click.option("--until", help="before: same forms as --since")
 @click.option("--source", type=click.Choice([s.value for s in UpdateSource]))
 @click.option("--status", type=click.Choice([s.value for s in UpdateStatus]))
-@click.option("--cursor", type=click.IntRange(min=0), default=0, help="next_cursor of the previous page")
+@click.option("--cursor", type=click.IntRange(0, MAX_CURSOR), default=0, help="next_cursor of the previous page")
 @click.option("--limit", type=click.IntRange(1, MAX_PAGE), default=100, show_default=True)
 @json_option
 @pass_state
@@ -75,8 +84,8 @@ def history(
             return 0
         query = HistoryQuery(
             entity=entity,
-            since=_when(since),
-            until=_when(until),
+            since=_when(since, "--since"),
+            until=_when(until, "--until"),
             source=UpdateSource(source) if source else None,
             status=UpdateStatus(status) if status else None,
             after=cursor,
@@ -150,23 +159,48 @@ def export(state: CliState, memory: str, jsonl: bool, gzipped: bool, output: Pat
 @pass_state
 def import_(state: CliState, file: Path, name: str | None) -> int:
     """Import a memory: JSON Lines (gzipped or not, streamed) or the one-document JSON export."""
+    jsonl = _is_jsonl(file)
     with open_lines(file) as lines, state.opened_store() as store:
-        first = lines.readline()
         try:
-            header = json.loads(first)
-        except ValueError:
-            header = None
-        lines.seek(0)
-        if isinstance(header, dict) and header.get("format", "").endswith("jsonl/1"):
-            world = WorldMemory.import_lines(store, lines, name)
-        else:
-            try:
-                data = json.load(lines)
-            except ValueError as exc:
-                raise click.ClickException(f"{file} is neither JSON Lines nor JSON: {exc}") from exc
-            world = WorldMemory.import_(store, data, name)
+            if jsonl:
+                world = WorldMemory.import_lines(store, lines, name)
+            else:
+                world = WorldMemory.import_(store, _document(file, lines), name)
+        except InvalidValue as exc:  # the file's content: say which file
+            raise click.ClickException(f"{file}: {exc}") from None
         state.console.print(f"imported {world.name!r} at version {world.version}", markup=False)
     return 0
+
+
+def _is_jsonl(file: Path) -> bool:
+    """Whether the first line is a JSON Lines export's header. One that cannot be read, or is no JSON
+    object, says no: the one-document export's first line is "{", and its reading says what is wrong
+    (read anew: a gzip reader that failed reads nothing more)."""
+    try:
+        with open_lines(file) as lines:
+            header = next(parse_lines(itertools.islice(lines, 1)), None)
+    except InvalidValue:
+        return False
+    form = header.get("format") if header else None
+    return isinstance(form, str) and form.endswith("jsonl/1")
+
+
+def _document(file: Path, lines: IO[str]) -> Any:
+    """The one-document export, read by the library's line parser as one line: a file that is not
+    UTF-8, not whole gzip, or JSON nested too deeply is its InvalidValue."""
+    try:
+        found = next(parse_lines(_whole(lines)), None)
+    except InvalidValue as exc:
+        if isinstance(exc.__cause__, json.JSONDecodeError):
+            raise click.ClickException(f"{file} is neither JSON Lines nor JSON: {exc.__cause__}") from None
+        raise
+    if found is None:
+        raise click.ClickException(f"{file} is empty")
+    return found
+
+
+def _whole(lines: IO[str]) -> Iterator[str]:
+    yield lines.read()
 
 
 @click.command()

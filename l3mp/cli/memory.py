@@ -16,6 +16,7 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
@@ -24,6 +25,11 @@ from rich.table import Table
 from kg_memory import Fact, Update, UpdateStatus, WorldMemory
 from l3mp.cli._base import CliState, json_option, pass_state
 from retrieval.retrievers import RETRIEVERS
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from perception import Observation
 
 # The simulated home `init --sim-home` surveys is the lab's: named here, imported only when asked for.
 SIM_HOME = "sim.survey:surveyed_home"
@@ -81,13 +87,24 @@ def state(state: CliState, memory: str, version: int | None, at: datetime | None
 def init(state: CliState, memory: str, domain: str, sim_home: int | None, as_json: bool) -> int:
     """Create a memory (optionally surveyed from a simulated home)."""
     with state.opened_store() as store:
-        world = WorldMemory.create(store, memory, domain)
         if sim_home is None:
+            world = WorldMemory.create(store, memory, domain)
             state.console.print(f"created memory {world.name!r} ({world.domain.name}), empty")
             return 0
         module, _, attribute = SIM_HOME.partition(":")
-        entities, facts = getattr(importlib.import_module(module), attribute)(sim_home, world.domain)
-        return _report(state, world.add_entities(entities, facts=facts, input="survey"), as_json)
+        entities, facts = getattr(importlib.import_module(module), attribute)(sim_home, store.domains.get(domain))
+        world = WorldMemory.create(store, memory, domain)
+        try:
+            update = world.add_entities(entities, facts=facts, input="survey")
+        except BaseException:
+            store.delete_memory(world.name)
+            raise
+        if update.status is UpdateStatus.REJECTED:  # no memory is left behind: a retry finds the name free
+            store.delete_memory(world.name)
+        code = _report(state, update, as_json)
+        if update.status is UpdateStatus.REJECTED and not as_json:
+            state.console.print(f"memory {world.name!r} not created: its survey was rejected", markup=False)
+        return code
 
 
 @click.command()
@@ -111,18 +128,45 @@ def update(state: CliState, memory: str, text: str, retriever: str | None, no_ve
 
 @click.command()
 @click.argument("memory")
-@click.argument("file")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @json_option
 @pass_state
 def observe(state: CliState, memory: str, file: str, as_json: bool) -> int:
     """Apply a perception snapshot (a JSON file, '-' for stdin)."""
     from l3mp.pipelines import SensorUpdater
-    from perception import Observation
 
-    text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+    observation = _observation(file)
     with state.opened_store() as store:
         world = WorldMemory.open(store, memory)
-        return _report(state, SensorUpdater(world).apply(Observation.from_json(text)).update, as_json)
+        return _report(state, SensorUpdater(world).apply(observation).update, as_json)
+
+
+def _observation(file: str) -> Observation:
+    """The observation in ``file`` ('-': stdin); a file that is not one is the user's error, named."""
+    from pydantic import ValidationError
+
+    from perception import Observation
+
+    where = "stdin" if file == "-" else file
+    try:
+        data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+        if not data.strip():
+            raise click.ClickException(f"{where}: empty, not an observation")
+        return Observation.from_json(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise click.ClickException(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except ValidationError as exc:
+        raise click.ClickException(f"{where}: not an observation: {_validation(exc)}") from None
+
+
+def _validation(exc: ValidationError) -> str:
+    """pydantic's findings on one line: where in the document, and what is wrong there."""
+    found = []
+    for error in exc.errors():
+        message = str(error["ctx"]["error"]) if error["type"] == "value_error" else error["msg"]
+        where = ".".join(map(str, error["loc"]))
+        found.append(f"{where}: {message}" if where else message)
+    return "; ".join(found)
 
 
 @click.command()

@@ -15,6 +15,7 @@ error, as for every command.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -58,6 +59,13 @@ def _exit_codes_help() -> str:
     return "\b\nExit codes:\n" + "\n".join(lines)
 
 
+def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    # float() reads "nan" and "inf": neither is a time a planner can be given
+    if not (math.isfinite(value) and value > 0):
+        raise click.BadParameter(f"{value}: give a positive number of seconds", ctx=ctx, param=param)
+    return value
+
+
 @click.command(epilog=_exit_codes_help())
 @click.argument("request", default="")
 @click.option("--memory", required=True)
@@ -69,7 +77,9 @@ def _exit_codes_help() -> str:
 )
 @click.option("--retriever", type=click.Choice(RETRIEVERS), help="default: L3MP_RETRIEVER or search")
 @click.option("--planner", default="fast-downward", show_default=True)
-@click.option("--timeout", type=float, default=60.0, show_default=True, help="seconds per planner call")
+@click.option(
+    "--timeout", type=float, default=60.0, show_default=True, callback=_seconds, help="seconds per planner call"
+)
 @click.option("--no-full-state", is_flag=True, help="never plan on the whole state")
 @click.option("--open-world", is_flag=True, help="ask about unclear mentions, explore for unknown locations")
 @click.option("--answer", "answers", multiple=True, help="MENTION=ENTITY, answering a needs_information question")
@@ -99,9 +109,12 @@ def plan(
     from kg_memory import WorldMemory
     from l3mp.pipelines import PlanConfig, TaskPlanner
     from l3mp.wiring import configured_model, nl_reader
+    from planning.pddl_io import read_text
 
     if goal is not None and goal_file is not None:
         raise click.UsageError("give --goal or --goal-file, not both")
+    if not request.strip() and goal is None and goal_file is None:
+        raise click.UsageError("give a request, --goal or --goal-file")
     settings = state.settings()
     config = PlanConfig(
         retriever=retriever or settings.retriever,
@@ -117,7 +130,7 @@ def plan(
     )
     with state.opened_store(settings) as store:
         world = WorldMemory.open(store, memory)
-        original = goal_file.read_text(encoding="utf-8") if goal_file else None
+        original = read_text(goal_file, "problem") if goal_file else None
         if original is not None and goal_file is not None:
             goal = _goal_of(world, original, goal_file)
         model = None if goal is not None else configured_model(settings)

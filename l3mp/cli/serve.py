@@ -9,7 +9,7 @@ from l3mp.cli._base import CliState, pass_state
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", type=int, default=8000, show_default=True)
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
 @click.option("--access-log", is_flag=True, help="log every request (costs throughput)")
 @pass_state
 def serve(state: CliState, host: str, port: int, access_log: bool) -> int:
@@ -20,9 +20,14 @@ def serve(state: CliState, host: str, port: int, access_log: bool) -> int:
 
     from l3mp.service import create_app
 
+    settings = state.settings()
+    # the store is opened once here, so one it cannot open is a one-line error, not a traceback of
+    # uvicorn's start-up (the service opens its own when it starts)
+    with state.opened_store(settings):
+        pass
     # The event loop (health, reads) shares the GIL with the model slots' threads, which build
     # contexts in pure Python; a 1 ms switch interval (default 5 ms) bounds its wait for the GIL.
     sys.setswitchinterval(0.001)
     # one line per request cost ~10% of throughput under load (experiments/service.py); off by default
-    uvicorn.run(create_app(state.settings()), host=host, port=port, log_level="info", access_log=access_log)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=access_log)
     return 0

@@ -22,12 +22,14 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from l3mp.llm.base import LLMError
 
@@ -296,14 +298,20 @@ class LocalServer:
         if not self.gguf.is_file():
             raise LocalModelError(f"no GGUF at {self.gguf}")
         out = subprocess.DEVNULL if quiet else None
-        self.process = subprocess.Popen(self.command(), stdout=out, stderr=out)
+        self.process = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.PIPE)
+        assert self.process.stderr is not None
+        errors = _ChildErrors(self.process.stderr, echo=not quiet)
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
+                reason = errors.last_line()
                 raise LocalModelError(
-                    f"the server exited with code {self.process.returncode}: {' '.join(self.command())}"
+                    f"the server exited with code {self.process.returncode}"
+                    + (f" ({reason})" if reason else "")
+                    + f": {' '.join(self.command())}"
                 )
             if self.ready():
+                errors.pass_on()
                 return self
             time.sleep(0.3)
         self.stop()
@@ -331,6 +339,46 @@ class LocalServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+class _ChildErrors:
+    """The server's stderr, read by a thread so it never blocks: held until the server answers, then
+    passed on to ours (unless quiet). A server that exits first is reported by its last line (a
+    traceback's last line is the reason), not by the whole traceback."""
+
+    def __init__(self, stream: IO[bytes], *, echo: bool) -> None:
+        self._held: deque[str] = deque(maxlen=1_000)  # start-up lines, bounded
+        self._echo = echo
+        self._passing = False
+        self._lock = threading.Lock()
+        self._reader = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._reader.start()
+
+    def _read(self, stream: IO[bytes]) -> None:
+        with stream:
+            self._copy(stream)
+
+    def _copy(self, stream: IO[bytes]) -> None:
+        for raw in stream:
+            line = raw.decode("utf-8", "replace")
+            with self._lock:
+                if not self._passing:
+                    self._held.append(line)
+                    continue
+            if self._echo:
+                sys.stderr.write(line)
+
+    def pass_on(self) -> None:
+        with self._lock:
+            self._passing = True
+            held, self._held = list(self._held), deque()
+        if self._echo:
+            sys.stderr.writelines(held)
+
+    def last_line(self, wait: float = 2.0) -> str:
+        self._reader.join(wait)  # the exited server's last words are still in the pipe
+        with self._lock:
+            return next((line.strip() for line in reversed(self._held) if line.strip()), "")
 
 
 # -- scoring, inside the server process -------------------------------------------------------------

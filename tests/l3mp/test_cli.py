@@ -32,4 +32,4 @@ def test_export_then_import_under_a_new_name(tmp_path: Path, capsys: pytest.Capt
 
 def test_unknown_memory_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--db", str(tmp_path / "x.db"), "state", "attic"]) == 1
-    assert "unknown memory 'attic'" in capsys.readouterr().out
+    assert "unknown memory 'attic'" in capsys.readouterr().err

@@ -174,7 +174,7 @@ def test_serve_with_a_model_not_installed_names_the_install_command(
 ) -> None:
     monkeypatch.setitem(MODELS, GHOST.name, GHOST)
     assert main(["model", "serve", "--model", GHOST.name]) == 1
-    assert "l3mp-ghost-model==9.9.9" in capsys.readouterr().out
+    assert "l3mp-ghost-model==9.9.9" in capsys.readouterr().err
 
 
 # -- live: scoring through /v1/completions --------------------------------------------------------------

@@ -130,7 +130,7 @@ def test_a_different_domain_under_a_taken_name_is_refused(
     (other / "p01.pddl").write_text((IPC / "logistics" / "p01.pddl").read_text().replace("in-city", "within"))
     capsys.readouterr()
     assert _import(db, "sqlite", other, "second") == 1
-    assert "a different domain named 'logistics' is already installed" in " ".join(capsys.readouterr().out.split())
+    assert "a different domain named 'logistics' is already installed" in " ".join(capsys.readouterr().err.split())
     with pytest.raises(DomainClash) as caught:
         install_domain(load_domain_file(other / "domain.pddl"), other / "domain.pddl", domains_path)
     assert caught.value.given == other / "domain.pddl"
@@ -165,7 +165,7 @@ def test_errors_are_clear_and_leave_nothing_behind(
     db = tmp_path / "t.db"
     argv = ["--db", str(db), "pddl", "import", str(IPC / domain), str(IPC / problem), "--memory", "m"]
     assert main(argv) == 1
-    out = " ".join(capsys.readouterr().out.split())
+    out = " ".join(capsys.readouterr().err.split())
     assert "error:" in out and message in out.replace(f"{IPC}/", "")
     assert not domains_path.exists() and not db.exists()
 
@@ -175,14 +175,14 @@ def test_an_existing_memory_is_not_overwritten(
 ) -> None:
     assert _import(tmp_path / "t.db", "sqlite", IPC / "gripper", "g") == 0
     assert _import(tmp_path / "t.db", "sqlite", IPC / "blocksworld", "g") == 1
-    assert "memory 'g' already exists" in capsys.readouterr().out
+    assert "memory 'g' already exists" in capsys.readouterr().err
 
 
 def test_goal_prints_the_problem_goal_as_pddl(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["pddl", "goal", str(IPC / "blocksworld" / "p01.pddl")]) == 0
     assert capsys.readouterr().out == "(and (on d c) (on c b) (on b a))\n"
     assert main(["pddl", "goal", "nowhere.pddl"]) == 1
-    assert "nowhere.pddl: no such problem file" in capsys.readouterr().out
+    assert "nowhere.pddl: no such problem file" in capsys.readouterr().err
 
 
 def test_a_shipped_domain_is_reused_and_its_rules_still_hold(
@@ -198,7 +198,7 @@ def test_a_shipped_domain_is_reused_and_its_rules_still_hold(
     db = tmp_path / "t.db"
     argv = ["--db", str(db), "pddl", "import", str(shipped), str(problem), "--memory", "home"]
     assert main(argv) == 1
-    assert "mug_1 can be in only one place" in " ".join(capsys.readouterr().out.split())
+    assert "mug_1 can be in only one place" in " ".join(capsys.readouterr().err.split())
     assert not domains_path.exists()  # the shipped domain was used, not copied
     problem.write_text(problem.read_text().replace(" (on mug_1 shelf_1)", ""))
     assert main(argv) == 0  # the rejected memory was removed, so the name is free
@@ -250,7 +250,7 @@ def test_a_domain_no_planner_can_read_is_refused_at_import_in_the_translators_wo
     db = tmp_path / "t.db"
     argv = ["--db", str(db), "pddl", "import", str(tmp_path / "domain.pddl"), str(tmp_path / "p01.pddl")]
     assert main([*argv, "--memory", "m"]) == 1
-    out = " ".join(capsys.readouterr().out.split())
+    out = " ".join(capsys.readouterr().err.split())
     assert "no planner can read it" in out and 'type "number", which is a reserved type' in out, out
     assert not (domains_path / "counting").exists() and not db.exists()
     # installing the domain alone is refused the same way
@@ -275,7 +275,7 @@ def test_a_domain_name_too_long_for_a_folder_is_a_clear_error(
     argv = ["--db", str(db), "pddl", "import", str(tmp_path / "domain.pddl"), str(tmp_path / "p.pddl"), "--memory", "m"]
     assert main(argv) == 1
     captured = capsys.readouterr()
-    out = " ".join(captured.out.split())
+    out = " ".join(captured.err.split())
     assert "error:" in out and "invalid domain name" in out and "names have at most 200 characters" in out
     assert "(300 characters)" in out and name not in out  # the name is shown cut, not 300 characters of it
     assert "Traceback" not in captured.out + captured.err and "Errno" not in out
@@ -301,7 +301,7 @@ def test_a_domain_neo4j_refuses_leaves_no_folder_behind(
     memory = unique_name("clash")
     argv = ["--store", "neo4j", "pddl", "import", str(tmp_path / "domain.pddl"), str(tmp_path / "p.pddl")]
     assert main([*argv, "--memory", memory]) == 1
-    out = " ".join(capsys.readouterr().out.split())
+    out = " ".join(capsys.readouterr().err.split())
     assert "error:" in out and "['memory', 'name'] clash with node properties" in out
     assert not (domains_path / domain).exists() and list(domains_path.iterdir()) == []
     store = open_store(Settings(store="neo4j"))

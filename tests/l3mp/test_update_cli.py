@@ -65,7 +65,7 @@ def test_errors_and_rejections_have_their_own_exit_codes(
     monkeypatch.setenv("L3MP_LLM_MAX_RETRIES", "0")
     capsys.readouterr()
     assert main(["--db", str(db), "update", "home", "The lamp is on now.", "--retriever", "full"]) == 1
-    assert "unavailable" in capsys.readouterr().out
+    assert "unavailable" in capsys.readouterr().err
     assert _state(db, capsys)["version"] == 0  # nothing written
     assert main(["--db", str(db), "revert", "home", "no-such-update"]) == 1
 
@@ -88,4 +88,4 @@ def test_state_at_a_past_version_and_time_is_the_services_answer(
     assert main(["--db", str(db), "state", "home", "--at", "2001-01-01", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["version"] == 0
     assert main(["--db", str(db), "state", "home", "--version", "9"]) == 1
-    assert "versions 0..2" in capsys.readouterr().out
+    assert "versions 0..2" in capsys.readouterr().err

@@ -55,7 +55,7 @@ def test_rest_and_cli_share_one_length_limit(
     assert main(["--db", str(db), "init", longest, "--domain", "example_home"]) == 0
     assert "created memory" in capsys.readouterr().out
     assert main(["--db", str(db), "init", too_long, "--domain", "example_home"]) == 1
-    out = " ".join(capsys.readouterr().out.split())
+    out = " ".join(capsys.readouterr().err.split())
     assert "error:" in out and f"at most {MAX_NAME_LENGTH} characters" in out
     assert main(["--db", str(db), "state", f" {longest.upper()} ", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["version"] == 0

@@ -39,7 +39,7 @@ def test_a_malformed_scene_is_a_clear_error_and_writes_nothing(
     bad.write_bytes(content)
     db = str(tmp_path / "cli.db")
     assert main(["--db", db, "thor", "import-scene", str(bad), "--memory", "kitchen"]) == 1
-    assert "bad.json" in capsys.readouterr().out
+    assert "bad.json" in capsys.readouterr().err
     assert main(["--db", db, "memories"]) == 0
     assert "kitchen" not in capsys.readouterr().out
 
