@@ -262,3 +262,15 @@ def test_serve_on_a_store_it_cannot_open_is_one_line_before_uvicorn_starts(
 )
 def test_ros_refuses_names_ros2_refuses(option: str, value: str, db: list[str]) -> None:
     assert f"'{option}'" in run(*db, "ros", "--memory", "home", option, value).refused(2)
+
+
+def test_model_serve_reports_a_file_that_is_no_model_by_the_servers_last_line(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp")
+    from l3mp.llm.local import free_port
+
+    gguf = tmp_path / "m.gguf"
+    gguf.write_text("not a model")
+    served = run("model", "serve", "--gguf", str(gguf), "--port", str(free_port()))
+    assert served.code == 1 and served.out.startswith("starting llama.cpp")
+    assert served.err.startswith("error: the server exited with code") and served.err.count("\n") == 1
+    assert "Failed to load model from file" in served.err and "Traceback" not in served.err
