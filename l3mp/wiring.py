@@ -41,7 +41,11 @@ def _neo4j(settings: Settings, domains: DomainRegistry) -> GraphStore:
         timeout=settings.neo4j_timeout,
         retry_time=settings.neo4j_retry_time,
     )
-    store.init_schema()
+    try:
+        store.init_schema()
+    except BaseException:
+        store.close()  # the driver's connections and threads, not left to the collector
+        raise
     return store
 
 
