@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import STORES, neo4j_uri, require_neo4j, unique_name
@@ -115,21 +116,27 @@ def test_integers_still_pass_as_json_numbers_and_as_query_strings(make_client: F
 GOAL = "(on mug_1 shelf_1)"
 
 
+def _refused_goal(make_client: Factory, goal: str) -> dict[str, Any]:
+    """The plan report for ``goal``: an invalid goal with one issue, and the memory untouched."""
+    client = make_client()
+    name = surveyed(client)
+    before = snapshot(client, name)
+    response = client.post(f"/v1/memories/{name}/plans", json={"goal": goal})
+    assert response.status_code == 200, response.text
+    report: dict[str, Any] = response.json()
+    assert report["status"] == "invalid_goal" and len(report["issues"]) == 1, report
+    assert snapshot(client, name) == before
+    return report
+
+
 @pytest.mark.parametrize(
     "goal",
     ["(" * 350 + ")" * 350, "(not " * 400 + GOAL + ")" * 400, "(and " * MAX_GOAL_DEPTH + GOAL + ")" * MAX_GOAL_DEPTH],
     ids=["empty-lists", "nots", "one-past-the-limit"],
 )
 def test_a_goal_nested_too_deeply_is_an_invalid_goal_naming_the_limit(make_client: Factory, goal: str) -> None:
-    client = make_client()
-    name = surveyed(client)
-    before = snapshot(client, name)
-    response = client.post(f"/v1/memories/{name}/plans", json={"goal": goal})
-    assert response.status_code == 200, response.text
-    report = response.json()
-    assert report["status"] == "invalid_goal" and len(report["issues"]) == 1, report
-    assert "nested too deeply" in report["issues"][0] and f"at most {MAX_GOAL_DEPTH}" in report["issues"][0]
-    assert snapshot(client, name) == before
+    issue = _refused_goal(make_client, goal)["issues"][0]
+    assert "nested too deeply" in issue and f"at most {MAX_GOAL_DEPTH}" in issue
 
 
 @pytest.mark.parametrize(
@@ -290,16 +297,10 @@ def _over_every_binding(word: str, count: int) -> str:
     ids=["nested-foralls", "nested-exists", "one-forall", "deepest-exists"],
 )
 def test_a_goal_over_too_many_bindings_is_an_invalid_goal_naming_the_limit(make_client: Factory, goal: str) -> None:
-    client = make_client()
-    name = surveyed(client)
-    before = snapshot(client, name)
-    response = client.post(f"/v1/memories/{name}/plans", json={"goal": goal})
-    assert response.status_code == 200, response.text
-    report = response.json()
-    assert report["status"] == "invalid_goal" and len(report["issues"]) == 1 and not report["attempts"], report
+    report = _refused_goal(make_client, goal)
+    assert not report["attempts"], report
     issue = report["issues"][0]
     assert f"more than the limit of {MAX_GOAL_BINDINGS:,}" in issue and "quantify over fewer variables" in issue
-    assert snapshot(client, name) == before
 
 
 def test_a_quantified_goal_within_the_bound_is_planned(make_client: Factory) -> None:
