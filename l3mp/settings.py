@@ -19,6 +19,8 @@ class Settings(BaseSettings):
 
     store: Literal["sqlite", "neo4j"] = "sqlite"
     sqlite_path: Path = Path("l3mp.db")
+    # the page cache (MiB) of each SQLite connection that writes; readers keep SQLite's 2 MiB
+    sqlite_writer_cache_mib: int = Field(default=64, ge=1)
     neo4j_uri: str = "bolt://127.0.0.1:7687"
     neo4j_user: str = "neo4j"
     neo4j_password: SecretStr = SecretStr("")

@@ -27,7 +27,7 @@ __all__ = [
 def _sqlite(settings: Settings, domains: DomainRegistry) -> GraphStore:
     from kg_memory.stores.sqlite import SQLiteStore
 
-    return SQLiteStore(settings.sqlite_path, domains)
+    return SQLiteStore(settings.sqlite_path, domains, writer_cache_mib=settings.sqlite_writer_cache_mib)
 
 
 def _neo4j(settings: Settings, domains: DomainRegistry) -> GraphStore:

@@ -63,6 +63,14 @@ CREATE TABLE IF NOT EXISTS embeddings (
 CREATE INDEX IF NOT EXISTS facts_nullary ON facts (memory_id) WHERE args = '';
 """
 T = TypeVar("T")
+# A connection's page cache once it has written: a large update's B-tree pages (facts, their
+# arguments, touches) then stay in memory from one update to the next. Readers keep SQLite's
+# small default, so a service's many reading threads do not each hold a copy of the file.
+DEFAULT_WRITER_CACHE_MIB = 64
+# WAL pages before a commit also checkpoints them into the file. SQLite's default (1,000) is less
+# than one large update writes, so every such commit paid a checkpoint; at this many, successive
+# updates share the pages they checkpoint.
+WAL_CHECKPOINT_PAGES = 10_000
 _FACT_ROWS = "SELECT f.predicate, f.args, f.number FROM facts f"
 # A numeric fact (an action cost) keeps its value in ``number``; a predicate's row has NULL
 # there. (memory, predicate, args) stays unique: a function has one value per arguments.
@@ -106,10 +114,14 @@ class SQLiteStore:
         *,
         synchronous: str = "FULL",
         checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
+        writer_cache_mib: int = DEFAULT_WRITER_CACHE_MIB,
     ) -> None:
+        if writer_cache_mib < 1:
+            raise InvalidValue("writer_cache_mib", writer_cache_mib, "it must be at least 1 (MiB)")
         self.path = Path(path)
         self.domains = domains or DomainRegistry()
         self.checkpoint_every = checkpoint_every
+        self.writer_cache_mib = writer_cache_mib
         self._synchronous = synchronous
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
@@ -131,7 +143,8 @@ class SQLiteStore:
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={self._synchronous}")
-            self._local.conn = conn
+            conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
+            self._local.conn, self._local.writer = conn, False
             with self._lock:
                 self._all.append(conn)
         return conn
@@ -149,6 +162,9 @@ class SQLiteStore:
     def _write(self, operation: str, memory: str = "") -> Iterator[sqlite3.Connection]:
         with self._errors(operation, memory):
             conn = self._conn()
+            if not getattr(self._local, "writer", False):
+                conn.execute(f"PRAGMA cache_size=-{self.writer_cache_mib * 1024}")  # in KiB when negative
+                self._local.writer = True
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
