@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
 from pydantic import ValidationError
 
 from kg_memory import L3mpError, UnknownDomain, UnknownMemory, UnknownUpdate
@@ -19,6 +22,11 @@ def message(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         return "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
     return f"{type(exc).__name__}: {exc}"
+
+
+def invalid_params(text: str, **data: Any) -> MCPError:
+    """A request whose parameters are wrong: JSON-RPC invalid params (-32602), naming what was wrong."""
+    return MCPError(code=INVALID_PARAMS, message=text, data=data)
 
 
 @contextmanager

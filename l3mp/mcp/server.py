@@ -11,21 +11,22 @@ operations (report, plan) are async and run in the model slots. A rejected updat
 
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Annotated, Any, Literal, cast
 
 import mcp.types as types
 from mcp.server.mcpserver import Context, MCPServer, Message, UserMessage
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
-from pydantic import BeforeValidator, ConfigDict, Field
+from mcp.server.mcpserver.prompts import Prompt
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, func_metadata
+from pydantic import BeforeValidator, ConfigDict, Field, ValidationError
 
 from kg_memory import UpdateSource, UpdateStatus
 from kg_memory.history import MAX_PAGE
 from kg_memory.model import MAX_NAME_LENGTH
 from l3mp.mcp.auth import caller, write_gate
-from l3mp.mcp.errors import resource_errors, tool_errors
+from l3mp.mcp.errors import invalid_params, message, resource_errors, tool_errors
 from l3mp.mcp.language import on_model
 from l3mp.mcp.live import Live
 from l3mp.operations import Operations, Services
@@ -117,20 +118,58 @@ def build_mcp(services: ServicesProvider) -> MCPServer:
     _refusing_unknown_arguments(server)
     _resources(server, ops, services)
     _prompts(server)
+    _refusing_malformed_prompt_requests(server)
     return server
 
 
+def _strict(loose: type[ArgModelBase]) -> type[ArgModelBase]:
+    """``loose``, refusing the keys it does not know (the SDK's argument models drop them)."""
+    config = ConfigDict(**{**loose.model_config, "extra": "forbid"})
+    namespace = {"model_config": config, "__module__": loose.__module__}
+    return cast(type[ArgModelBase], type(loose.__name__, (loose,), namespace))  # pydantic's metaclass builds it
+
+
 def _refusing_unknown_arguments(server: MCPServer) -> None:
-    """The SDK's argument models drop the keys they do not know, so a misspelt ``expected_version``
-    would write without its check. Each tool refuses them instead, as REST's bodies do, and its input
-    schema says so (``additionalProperties: false``)."""
+    """A misspelt ``expected_version`` would write without its check. Each tool refuses unknown
+    arguments instead, as REST's bodies do, and its input schema says so (``additionalProperties: false``)."""
     for tool in server._tool_manager.list_tools():
-        loose = tool.fn_metadata.arg_model
-        config = ConfigDict(**{**loose.model_config, "extra": "forbid"})
-        namespace = {"model_config": config, "__module__": loose.__module__}
-        strict = cast(type[ArgModelBase], type(loose.__name__, (loose,), namespace))  # pydantic's metaclass builds it
+        strict = _strict(tool.fn_metadata.arg_model)
         tool.fn_metadata.arg_model = strict
         tool.parameters = strict.model_json_schema(by_alias=True)
+
+
+def _refusing_malformed_prompt_requests(server: MCPServer) -> None:
+    """The SDK answers a prompts/get it cannot render (no such prompt; an argument missing, unknown or
+    not a string) with an internal error naming nothing. Checked first against the prompt's own
+    arguments, such a request is invalid params naming what was wrong, as the spec asks."""
+    arguments = {prompt.name: _prompt_arguments(prompt) for prompt in server._prompt_manager.list_prompts()}
+
+    async def check(ctx: Any, call_next: Any) -> Any:
+        if ctx.method == "prompts/get":
+            _check_prompt_request(ctx.params, arguments)
+        return await call_next(ctx)
+
+    server.middleware.append(check)  # innermost: it sees the raw params, before the SDK validates them
+
+
+def _prompt_arguments(prompt: Prompt) -> type[ArgModelBase]:
+    skipped = [prompt.context_kwarg] if prompt.context_kwarg is not None else []
+    return _strict(func_metadata(prompt.fn, skip_names=skipped, structured_output=False).arg_model)
+
+
+def _check_prompt_request(params: Any, arguments: dict[str, type[ArgModelBase]]) -> None:
+    """Raises invalid params unless ``params`` name one of the prompts and give just its arguments, as strings."""
+    request = params if isinstance(params, Mapping) else {}
+    name = request.get("name")
+    if not isinstance(name, str) or name not in arguments:
+        raise invalid_params(f"no prompt is named {name!r}; the prompts: {', '.join(sorted(arguments))}", prompt=name)
+    given = request.get("arguments")
+    if given is not None and not isinstance(given, Mapping):
+        raise invalid_params(f"prompt {name!r}: arguments are an object of strings, not {given!r}", prompt=name)
+    try:
+        arguments[name].model_validate(given or {})
+    except ValidationError as exc:
+        raise invalid_params(f"prompt {name!r}: {message(exc)}", prompt=name) from None
 
 
 def _bus() -> Any:

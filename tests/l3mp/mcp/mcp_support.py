@@ -6,19 +6,22 @@ Not a conftest: a conftest here would shadow tests/conftest.py, which the tests 
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx2
 import mcp.types as types
+import pytest
 from conftest import unique_name
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from l3mp.examples import survey_json
 from l3mp.llm import LanguageModel
@@ -36,6 +39,15 @@ MOVE = {
 # the mug on two things at once: verification refuses it, every time it is proposed
 NO_REMOVAL = {"remove": [], "add": MOVE["add"]}
 SAID = "Alex moved the blue mug from the kitchen table to the hall shelf."
+# prompts/get params an agent could send, each with the words its refusal must name
+MALFORMED_PROMPT_REQUESTS: list[tuple[dict[str, Any], list[str]]] = [
+    ({"name": "report_a_chnage", "arguments": {"memory": "m", "text": SAID}}, ["report_a_chnage"]),
+    ({"name": "report_a_change", "arguments": {"memory": "m"}}, ["report_a_change", "text"]),
+    ({"name": "plan_a_task"}, ["plan_a_task", "memory", "text"]),
+    ({"name": "report_a_change", "arguments": {"memory": "m", "text": SAID, "txet": SAID}}, ["txet"]),
+    ({"name": "report_a_change", "arguments": {"memory": 5, "text": SAID}}, ["report_a_change", "memory"]),
+    ({"name": "plan_a_task", "arguments": ["m", "put the mug away"]}, ["plan_a_task", "arguments"]),
+]
 
 
 def settings_for(tmp_path: Path, **overrides: Any) -> Settings:
@@ -81,6 +93,25 @@ class ClientModel:
             model="agent-llm",
             stop_reason="endTurn",
         )
+
+
+class RawPromptRequest(types.Request[dict[str, Any], Literal["prompts/get"]]):
+    """prompts/get with its params as given: the SDK's client would not send a malformed one."""
+
+    method: Literal["prompts/get"] = "prompts/get"
+
+
+async def assert_malformed_prompt_requests_refused(client: Client) -> None:
+    """Each of MALFORMED_PROMPT_REQUESTS is answered invalid params naming what was wrong."""
+    for params, named in MALFORMED_PROMPT_REQUESTS:
+        with pytest.raises(MCPError) as refused:
+            await client.session.send_request(RawPromptRequest(params=params), types.GetPromptResult)
+        error = refused.value.error
+        assert error.code == types.INVALID_PARAMS and all(word in error.message for word in named), (params, error)
+
+
+def errors_logged(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
 
 
 def text_of(result: types.CallToolResult) -> str:

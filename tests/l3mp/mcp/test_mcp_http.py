@@ -11,7 +11,19 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from mcp_support import MOVE, NO_REMOVAL, SAID, ClientModel, Served, served, settings_for, surveyed, text_of
+from mcp_support import (
+    MOVE,
+    NO_REMOVAL,
+    SAID,
+    ClientModel,
+    Served,
+    assert_malformed_prompt_requests_refused,
+    errors_logged,
+    served,
+    settings_for,
+    surveyed,
+    text_of,
+)
 
 from l3mp.llm import ScriptedModel
 from l3mp.operations.models import StateOut, UpdateOut
@@ -188,6 +200,17 @@ async def test_a_tool_call_naming_no_tool_is_an_invalid_request_not_a_crash(keye
             assert answer["error"]["code"] == -32602, answer
         fine = await _rpc(http, app, "tools/call", {"name": "get_state", "arguments": {"memory": name}}, session)
         assert fine["result"]["structuredContent"]["version"] == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_malformed_prompt_request_is_invalid_params_naming_what_is_wrong(
+    keyed: tuple[Served, str], mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    app, _ = keyed
+    async with app.client(READ_ONLY, mode=mode) as client:
+        await assert_malformed_prompt_requests_refused(client)
+    assert errors_logged(caplog) == []
 
 
 @pytest.mark.anyio

@@ -12,7 +12,19 @@ import mcp.types as types
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
-from mcp_support import MOVE, NO_REMOVAL, SAID, ClientModel, running_services, settings_for, surveyed, text_of
+from mcp_support import (
+    MOVE,
+    NO_REMOVAL,
+    SAID,
+    ClientModel,
+    RawPromptRequest,
+    assert_malformed_prompt_requests_refused,
+    errors_logged,
+    running_services,
+    settings_for,
+    surveyed,
+    text_of,
+)
 
 from l3mp.llm import ScriptedModel
 from l3mp.mcp.server import build_mcp
@@ -222,6 +234,23 @@ async def test_resources_and_prompts(tmp_path: Path) -> None:
             task = await client.get_prompt("plan_a_task", {"memory": name, "text": "put the mug away"})
             assert isinstance(task.messages[0].content, types.TextContent)
             assert "tool plan" in task.messages[0].content.text
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_malformed_prompt_request_is_invalid_params_naming_what_is_wrong(
+    tmp_path: Path, mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with running_services(settings_for(tmp_path)) as services:
+        async with Client(build_mcp(lambda: services), mode=mode) as client:
+            await assert_malformed_prompt_requests_refused(client)
+            # a name that is no string (over HTTP the transport's Mcp-Name header check answers it first)
+            nameless_request = RawPromptRequest(params={"name": ["plan_a_task"]})
+            with pytest.raises(MCPError) as nameless:
+                await client.session.send_request(nameless_request, types.GetPromptResult)
+            assert nameless.value.error.code == types.INVALID_PARAMS
+            assert "['plan_a_task']" in nameless.value.error.message
+    assert errors_logged(caplog) == []
 
 
 @pytest.mark.anyio
