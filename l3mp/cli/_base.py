@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import logging
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,21 +92,29 @@ class CliState:
     def opened_store(self, settings: Settings | None = None) -> Iterator[GraphStore]:
         from l3mp.wiring import open_store
 
-        with _driver_retries_quiet():
-            store = open_store(settings or self.settings())
-            try:
-                yield store
-            finally:
-                store.close()
+        store = open_store(settings or self.settings())
+        try:
+            yield store
+        finally:
+            store.close()
+
+
+def debugging() -> bool:
+    """``L3MP_DEBUG`` set: what the CLI keeps from the user is shown (a traceback, the drivers' logs)."""
+    return bool(os.environ.get("L3MP_DEBUG"))
 
 
 @contextlib.contextmanager
-def _driver_retries_quiet() -> Iterator[None]:
-    """The Neo4j driver's warnings off: it logs each retry over several lines, and a command that
-    gives up says why in its one error line."""
-    logger = logging.getLogger("neo4j.pool")
+def driver_logs_quiet() -> Iterator[None]:
+    """The Neo4j driver's logs off while a command runs, whichever way it opens the store: the driver
+    logs each retry and each refused connection over several lines, and a command that gives up says
+    why in its one error line. ``L3MP_DEBUG`` leaves them as logging is configured."""
+    if debugging():
+        yield
+        return
+    logger = logging.getLogger("neo4j")  # the parent of the driver's own (neo4j.pool, neo4j.io, ...)
     level = logger.level
-    logger.setLevel(logging.ERROR)
+    logger.setLevel(logging.CRITICAL + 1)
     try:
         yield
     finally:

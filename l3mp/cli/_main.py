@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,7 +10,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from l3mp.cli._base import CliState, Lazy, LazyGroup
+from l3mp.cli._base import CliState, Lazy, LazyGroup, debugging, driver_logs_quiet
 
 # Every command by name. The lab's (the simulator, the experiments) are named here and imported only
 # when run: the product never imports them (import-linter holds this).
@@ -49,6 +48,7 @@ COMMANDS: dict[str, Lazy] = {
 def root(ctx: click.Context, store: str | None, db: Path | None) -> None:
     """A lifelong world-state memory for service robots."""
     ctx.obj = CliState(store=store, db=db)
+    ctx.with_resource(driver_logs_quiet())  # until the command ends, for every way of opening a store
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -71,9 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except Exception as exc:
         if _expected(exc):
-            _error(console, str(exc))
+            _error(console, _message(exc))
             return 1
-        if os.environ.get("L3MP_DEBUG"):
+        if debugging():
             raise
         # a bug of ours: one line for the user, the traceback on request
         console.print(
@@ -100,3 +100,21 @@ def _expected(exc: Exception) -> bool:
     from kg_memory.errors import L3mpError  # loaded here: --help never needs it
 
     return isinstance(exc, L3mpError | OSError)
+
+
+def _message(exc: Exception) -> str:
+    """The error's own words; for a Neo4j store it cannot use, first the settings to check."""
+    from kg_memory.errors import StoreUnavailable
+
+    if isinstance(exc, StoreUnavailable) and exc.backend == "neo4j":
+        return f"{', '.join(_neo4j_settings(exc))}: {exc}"
+    return str(exc)
+
+
+def _neo4j_settings(exc: Exception) -> list[str]:
+    """Where the database is and, when it refused the login, who logs in."""
+    from neo4j.exceptions import AuthError  # loaded already: the store that raised this uses it
+
+    if isinstance(exc.__cause__, AuthError):
+        return ["L3MP_NEO4J_URI", "L3MP_NEO4J_USER", "L3MP_NEO4J_PASSWORD"]
+    return ["L3MP_NEO4J_URI"]

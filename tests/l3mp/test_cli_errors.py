@@ -7,16 +7,20 @@ from __future__ import annotations
 import gc
 import gzip
 import json
+import logging
+import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import FIXTURES
 
-from kg_memory.errors import InvalidValue
+from kg_memory.errors import InvalidValue, StoreUnavailable
 from l3mp.cli import main
+from l3mp.llm.local import free_port
 from l3mp.pipelines import PlanConfig
 from perception import Observation, ObservedEntity
 
@@ -111,12 +115,126 @@ def test_several_bad_settings_are_one_line_each(tmp_path: Path) -> None:
     assert all(line.startswith("error: ") for line in lines)
 
 
-def test_an_unreachable_neo4j_is_one_line_without_the_drivers_retry_logs(tmp_path: Path) -> None:
-    env = {"L3MP_STORE": "neo4j", "L3MP_NEO4J_URI": "bolt://127.0.0.1:1", "L3MP_NEO4J_RETRY_TIME": "0.5"}
-    err = run("memories", env=env).refused()
-    gc.collect()  # a driver left open would warn now, and the warning fail this test
-    assert err.startswith("error: neo4j store unavailable") and err.count("\n") == 1, err
-    assert "will be retried" not in err
+# -- a Neo4j store that cannot be used -----------------------------------------------------------------
+
+# Every command that opens the store, with arguments that take it as far as opening it; {names} are
+# files and a port filled in per test.
+STORE_COMMANDS: dict[str, tuple[str, ...]] = {
+    "memories": ("memories",),
+    "state": ("state", "home"),
+    "history": ("history", "home"),
+    "last-seen": ("last-seen", "home", "mug_1"),
+    "export": ("export", "home"),
+    "import": ("import", "{jsonl}"),
+    "compact": ("compact", "home", "--before-version", "1"),
+    "init": ("init", "home"),
+    "update": ("update", "home", "the mug is on the table"),
+    "observe": ("observe", "home", "{observation}"),
+    "revert": ("revert", "home", "1"),
+    "plan": ("plan", "--memory", "home", "--goal", "(on mug_1 table_1)"),
+    "pddl import": ("pddl", "import", "{domain}", "{problem}", "--memory", "home"),
+    "serve": ("serve", "--port", "{port}"),
+    "mcp": ("mcp",),
+    "ros": ("ros", "--memory", "home"),
+}
+
+
+@pytest.fixture
+def terminal_logs() -> Iterator[None]:
+    """Log records on stderr, as a terminal shows them outside pytest (whose handlers would hold them)."""
+    stderr = logging.lastResort  # writes to the stderr of the moment: the one each run captures
+    assert stderr is not None
+    logging.getLogger().addHandler(stderr)
+    try:
+        yield
+    finally:
+        logging.getLogger().removeHandler(stderr)
+
+
+@pytest.fixture
+def signal_handlers_kept() -> Iterator[None]:
+    """``l3mp ros`` takes SIGINT and SIGTERM for itself: the test process gets them back."""
+    kept = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for signum, handler in kept.items():
+        signal.signal(signum, handler)
+
+
+def _arguments(command: str, tmp_path: Path) -> list[str]:
+    observation = tmp_path / "seen.json"
+    observation.write_text('{"room": "kitchen", "entities": []}')
+    (jsonl := tmp_path / "home.jsonl").write_text("")
+    blocksworld = FIXTURES / "ipc" / "blocksworld"
+    files = {
+        "jsonl": jsonl,
+        "observation": observation,
+        "domain": blocksworld / "domain.pddl",
+        "problem": blocksworld / "p01.pddl",
+        "port": free_port(),
+    }
+    return [argument.format(**files) for argument in STORE_COMMANDS[command]]
+
+
+def _neo4j_nobody_listens_on(scheme: str, tmp_path: Path, **settings: str) -> dict[str, str | None]:
+    return {
+        "L3MP_STORE": "neo4j",
+        "L3MP_NEO4J_URI": f"{scheme}://127.0.0.1:{free_port()}",
+        "L3MP_DOMAINS_PATH": str(tmp_path / "domains"),
+        "L3MP_DEBUG": None,
+        **settings,
+    }
+
+
+def _refused_in_one_line_naming_the_uri(args: list[str], env: Mapping[str, str | None]) -> str:
+    err = run(*args, env=env).refused()
+    gc.collect()  # a driver left open would warn now, and the warning fail the test
+    assert err.startswith("error: L3MP_NEO4J_URI: neo4j store unavailable") and err.count("\n") == 1, err
+    return err
+
+
+@pytest.mark.usefixtures("terminal_logs", "signal_handlers_kept")
+@pytest.mark.parametrize("command", STORE_COMMANDS)
+def test_a_neo4j_nobody_answers_is_one_line_naming_its_setting_without_the_drivers_logs(
+    command: str, tmp_path: Path
+) -> None:
+    # routing (neo4j://) fails without a retry's wait, and the driver logs that failure as an error
+    env = _neo4j_nobody_listens_on("neo4j", tmp_path, L3MP_NEO4J_RETRY_TIME="0")
+    err = _refused_in_one_line_naming_the_uri(_arguments(command, tmp_path), env)
+    assert "routing information" in err
+
+
+@pytest.mark.usefixtures("terminal_logs", "signal_handlers_kept")
+@pytest.mark.parametrize("command", ["pddl import", "mcp", "ros"])
+def test_a_neo4j_nobody_answers_is_one_line_without_the_drivers_retry_logs(command: str, tmp_path: Path) -> None:
+    # the driver's one retry (it waits about a second before it) and its warning
+    env = _neo4j_nobody_listens_on("bolt", tmp_path, L3MP_NEO4J_RETRY_TIME="0.001")
+    err = _refused_in_one_line_naming_the_uri(_arguments(command, tmp_path), env)
+    assert "Connection refused" in err and "will be retried" not in err
+
+
+@pytest.mark.usefixtures("terminal_logs")
+def test_debugging_shows_the_drivers_logs_before_the_one_error_line(tmp_path: Path) -> None:
+    env = {**_neo4j_nobody_listens_on("neo4j", tmp_path, L3MP_NEO4J_RETRY_TIME="0"), "L3MP_DEBUG": "1"}
+    *logs, error = run("memories", env=env).refused().splitlines()
+    assert "Unable to retrieve routing information" in logs
+    assert error.startswith("error: L3MP_NEO4J_URI: neo4j store unavailable")
+
+
+def test_a_refused_login_names_the_settings_of_the_login(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from neo4j.exceptions import AuthError
+
+    from kg_memory.stores import Neo4jStore
+
+    def refuse(store: Neo4jStore) -> None:
+        refusal = AuthError("The client is unauthorized due to authentication failure.")
+        raise StoreUnavailable("neo4j", "init schema", "authentication failed") from refusal
+
+    monkeypatch.setattr(Neo4jStore, "init_schema", refuse)
+    err = run("memories", env=_neo4j_nobody_listens_on("bolt", tmp_path)).refused()
+    assert err == (
+        "error: L3MP_NEO4J_URI, L3MP_NEO4J_USER, L3MP_NEO4J_PASSWORD: "
+        "neo4j store unavailable during init schema: authentication failed\n"
+    )
 
 
 def test_a_directory_as_the_sqlite_database_is_named(tmp_path: Path) -> None:
