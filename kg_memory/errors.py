@@ -47,7 +47,16 @@ class MemoryExists(KgMemoryError):
     @classmethod
     def importing(cls, name: str) -> MemoryExists:
         """The name of a memory an import is filling (or was, until its process stopped)."""
-        return cls(name, "is being imported (an import whose process stopped leaves it so until it is deleted)")
+        return cls(
+            name,
+            "is being imported (an import whose process stopped leaves it so: delete it with"
+            " abandoned_import to free the name)",
+        )
+
+    @classmethod
+    def in_use(cls, name: str) -> MemoryExists:
+        """A memory asked to be deleted as an abandoned import whose import ended (or that never had one)."""
+        return cls(name, "is not being imported: it is in use; delete it without abandoned_import")
 
 
 class UnknownUpdate(KgMemoryError):

@@ -99,8 +99,14 @@ class GraphStore(Protocol):
 
     def list_memories(self) -> list[Memory]: ...
 
-    def delete_memory(self, name: str) -> None:
-        """Delete the memory, its state and its history (a memory being imported too)."""
+    def delete_memory(self, name: str, *, importing: bool | None = None) -> None:
+        """Delete the memory, its state and its history.
+
+        ``importing`` says which memory may go, checked in the transaction that deletes it:
+        ``None`` whichever holds the name (a memory being imported too; its import then fails),
+        ``False`` only one in use, ``True`` only one being imported (an import abandoned by its
+        process). The other kind raises :class:`MemoryExists` and is kept; no memory of the name
+        raises :class:`UnknownMemory`."""
         ...
 
     def entities(self, memory: str, names: Iterable[str] | None = None) -> dict[str, Entity]:

@@ -11,7 +11,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from kg_memory.errors import InvalidValue, NotApplicable
+from kg_memory.errors import InvalidValue, MemoryExists, NotApplicable
 from kg_memory.model import Delta, Issue, Update, UpdateSource, UpdateStatus
 
 UPDATE_COLUMNS = ("seq", "id", "source", "input", "delta", "status", "issues", "version", "time", "meta")
@@ -106,3 +106,11 @@ def check_load(memory: str, updates: Sequence[Update]) -> None:
     for before, after in itertools.pairwise(updates):
         if after.seq != before.seq + 1:
             raise NotApplicable(memory, f"update {after.id} has seq {after.seq}, expected {before.seq + 1}")
+
+
+def check_deletable(name: str, *, hidden: bool, importing: bool | None) -> None:
+    """Raise unless the memory found (``hidden``: an import is filling it) is the kind
+    :meth:`~kg_memory.store.GraphStore.delete_memory` was asked to delete."""
+    if importing is None or importing == hidden:
+        return
+    raise MemoryExists.importing(name) if hidden else MemoryExists.in_use(name)

@@ -43,7 +43,7 @@ from kg_memory.history import DEFAULT_CHECKPOINT_EVERY
 from kg_memory.model import Entity, Fact, Memory, Update, UpdateStatus, normalise_name, pddl_name
 from kg_memory.store import Embeddings, embedding_rows, fact_order, float32_vector
 from kg_memory.stores import _neo4j_log as _history
-from kg_memory.stores._common import check_commit, check_group, check_record, stamp
+from kg_memory.stores._common import check_commit, check_deletable, check_group, check_record, stamp
 from kg_memory.stores._neo4j_history import HistoryMethods
 from kg_memory.stores._neo4j_tx import (
     VISIBLE,
@@ -240,24 +240,26 @@ class Neo4jStore(HistoryMethods):
 
         return [_memory(r["m"]) for r in self._read("read", read_memories)]
 
-    def delete_memory(self, name: str) -> None:
+    def delete_memory(self, name: str, *, importing: bool | None = None) -> None:
         """Retire the memory in one transaction, then purge its nodes in batches.
 
         Retiring relabels the Memory node ``Purging`` under its write lock, so writers in
         flight finish first and later ones get :class:`UnknownMemory`; nothing can slip in
-        between the batches. A purge cut short is resumed by calling this again. A memory being
-        imported is deleted too (its import then fails).
+        between the batches. Whether an import is filling it is read under that lock, so an
+        import that ends meanwhile is seen. A purge cut short is resumed by calling this again,
+        whatever ``importing`` says: what it retired is no one's any more.
         """
         name = normalise_name(name)
 
         def retire(tx: neo4j.ManagedTransaction) -> bool:
             retired = tx.run(
-                "MATCH (m:Memory {name: $name}) SET m:Purging REMOVE m:Memory RETURN m", name=name
+                "MATCH (m:Memory {name: $name}) SET m:Purging REMOVE m:Memory RETURN m.importing IS NOT NULL AS hidden",
+                name=name,
             ).single()
-            return (
-                retired is not None
-                or tx.run("MATCH (p:Purging {name: $name}) RETURN p", name=name).single() is not None
-            )
+            if retired is not None:
+                check_deletable(name, hidden=retired["hidden"], importing=importing)  # raising rolls back
+                return True
+            return tx.run("MATCH (p:Purging {name: $name}) RETURN p", name=name).single() is not None
 
         if not self._write("delete memory", retire):
             raise UnknownMemory(name)

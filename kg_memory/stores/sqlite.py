@@ -31,7 +31,14 @@ from kg_memory.history import DEFAULT_CHECKPOINT_EVERY, Checkpoint, HistoryQuery
 from kg_memory.model import Delta, Entity, Fact, Memory, Update, UpdateSource, UpdateStatus, normalise_name, pddl_name
 from kg_memory.store import Embeddings, dimension_clash, embedding_rows, float32_vector
 from kg_memory.stores import _sqlite_log as _log
-from kg_memory.stores._common import attrs_from_text, check_commit, check_group, check_load, check_record
+from kg_memory.stores._common import (
+    attrs_from_text,
+    check_commit,
+    check_deletable,
+    check_group,
+    check_load,
+    check_record,
+)
 from kg_memory.stores._common import stamp as _stamp
 from kg_memory.stores._sqlite_vectors import cosine as _cosine
 from kg_memory.stores._sqlite_vectors import pack as _pack
@@ -220,9 +227,14 @@ class SQLiteStore:
             )
             return [Memory(n, d, v, datetime.fromisoformat(c)) for n, d, v, c in rows]
 
-    def delete_memory(self, name: str) -> None:
-        with self._write("delete memory") as conn:
-            memory_id = self._memory_row(conn, name, importing=True)[0]
+    def delete_memory(self, name: str, *, importing: bool | None = None) -> None:
+        name = normalise_name(name)
+        with self._write("delete memory") as conn:  # checked under the write lock it is deleted in
+            found = conn.execute("SELECT id, importing FROM memories WHERE name = ?", (name,)).fetchone()
+            if found is None:
+                raise UnknownMemory(name)
+            check_deletable(name, hidden=bool(found[1]), importing=importing)
+            memory_id = found[0]
             for table in ("fact_args", "facts", "entities", "updates", "embeddings", *_log.TABLES):
                 conn.execute(f"DELETE FROM {table} WHERE memory_id = ?", (memory_id,))
             conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))

@@ -1,7 +1,8 @@
-"""Memories from the command line: list and show; create and change one (history, export and import
-are in ``l3mp.cli.history``).
+"""Memories from the command line: list and show; create, change and delete one (history, export and
+import are in ``l3mp.cli.history``).
 
     l3mp init home --domain household --sim-home 0     # a memory, optionally surveyed from a simulated home
+    l3mp memories delete home --yes                    # a memory, its state and its history: gone
     l3mp update home "Jessica turned off the laundry room light"   # through the configured model
     l3mp observe home observation.json                 # a perception snapshot (perception.Observation)
     l3mp revert home 3f2a...                           # undo an applied update with a new one
@@ -11,9 +12,11 @@ Exit codes: 0 applied (or nothing to change), 2 rejected (the reasons are printe
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,12 +26,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from kg_memory import Fact, Update, UpdateStatus, WorldMemory
+from kg_memory.model import normalise_name
 from l3mp.cli._base import CliState, json_option, pass_state
 from retrieval.retrievers import RETRIEVERS
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
+    from l3mp.operations import Operations
     from perception import Observation
 
 # The simulated home `init --sim-home` surveys is the lab's: named here, imported only when asked for.
@@ -36,15 +41,39 @@ SIM_HOME = "sim.survey:surveyed_home"
 _TIMES = ["%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M:%S.%f%z", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d"]
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @pass_state
 def memories(state: CliState) -> int:
-    """List the memories in the store."""
+    """List the memories in the store (or delete one: memories delete NAME)."""
+    if click.get_current_context().invoked_subcommand is not None:
+        return 0
     with state.opened_store() as store:
         table = Table("name", "domain", "version", "created")
         for m in store.list_memories():
             table.add_row(m.name, m.domain, str(m.version), m.created.isoformat(timespec="seconds"))
         state.console.print(table)
+    return 0
+
+
+@memories.command()
+@click.argument("memory")
+@click.option(
+    "--abandoned-import",
+    is_flag=True,
+    help="delete the hidden memory an import left when its process stopped (only such a one)",
+)
+@click.option("--yes", is_flag=True, help="delete without asking first")
+@pass_state
+def delete(state: CliState, memory: str, abandoned_import: bool, yes: bool) -> int:
+    """Delete a memory, its state and its whole history.
+
+    Nothing brings it back, so it asks first unless --yes."""
+    name = normalise_name(memory)
+    if not yes:
+        click.confirm(f"delete memory {name!r}, its state and its whole history?", abort=True, err=True)
+    with _operations(state) as operations:
+        operations.delete_memory(name, abandoned_import=abandoned_import)
+    state.console.print(f"deleted memory {name!r}", markup=False)
     return 0
 
 
@@ -56,26 +85,33 @@ def memories(state: CliState) -> int:
 @pass_state
 def state(state: CliState, memory: str, version: int | None, at: datetime | None, as_json: bool) -> int:
     """Show a memory's state: now, at a past version, or as it was at a time."""
-    from l3mp.operations import Operations, Services
-
-    settings = state.settings()
-    with state.opened_store(settings) as store:
-        services = Services(settings=settings, store=store)
-        try:
-            when = at if at is None or at.tzinfo else at.replace(tzinfo=UTC)
-            shown = Operations(services=services).state(memory, version=version, at=when)
-        finally:
-            services.gate.close()
+    with _operations(state) as operations:
+        when = at if at is None or at.tzinfo else at.replace(tzinfo=UTC)
+        shown = operations.state(memory, version=version, at=when)
         if as_json:
             sys.stdout.write(shown.model_dump_json() + "\n")
             return 0
-        language = WorldMemory.open(store, memory).domain.language
+        language = WorldMemory.open(operations.services.store, memory).domain.language
         for text in shown.facts:
             fact = Fact.parse(text)
             state.console.print(fact.display(), language.fact(fact), sep="  ", markup=False)
         for name in shown.unknown_location:
             state.console.print(f"{name}  location unknown", markup=False)
     return 0
+
+
+@contextlib.contextmanager
+def _operations(state: CliState) -> Iterator[Operations]:
+    """The operations over the configured store, for one command."""
+    from l3mp.operations import Operations, Services
+
+    settings = state.settings()
+    with state.opened_store(settings) as store:
+        services = Services(settings=settings, store=store)
+        try:
+            yield Operations(services=services)
+        finally:
+            services.gate.close()
 
 
 @click.command()

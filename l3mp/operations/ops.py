@@ -30,6 +30,7 @@ from kg_memory import (
     WorldMemory,
 )
 from kg_memory.memory import Proposal, Propose
+from kg_memory.model import normalise_name
 from kg_memory.unknowns import unplaced
 from l3mp.llm import LanguageModel
 from l3mp.operations.group import Build, bound
@@ -87,6 +88,17 @@ class Operations:
 
     def create_memory(self, request: MemoryIn) -> MemoryOut:
         return MemoryOut.of(WorldMemory.create(self.services.store, request.name, request.domain).record)
+
+    def delete_memory(self, name: str, *, abandoned_import: bool = False) -> None:
+        """Delete the memory, its state and its history.
+
+        A memory an import is filling is hidden, and is deleted only as an ``abandoned_import``
+        (and then only such a one): an import still running in another process would fail, so
+        freeing the name of one whose process was killed must be asked for. Without it such a
+        memory raises :class:`MemoryExists`, as creating its name does."""
+        name = normalise_name(name)
+        self.services.store.delete_memory(name, importing=abandoned_import)
+        self.services.forget(name)
 
     # -- reads ------------------------------------------------------------------------------
 

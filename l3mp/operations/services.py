@@ -74,6 +74,13 @@ class Services:
             self._worlds[record.name] = (record.domain, record.created, world)
         return world
 
+    def forget(self, name: str) -> None:
+        """Drop what this process holds for the memory ``name`` (stored spelling), deleted: its
+        planning world holds its whole state."""
+        with self._lock:
+            self._worlds.pop(name, None)
+            self._planning.pop(name, None)
+
     def planning_world(self, world: WorldMemory) -> MemoryWorld:
         """``world``'s planning world, shared by the requests that plan on it: each syncs it from the
         history since the last one instead of reading the whole state."""

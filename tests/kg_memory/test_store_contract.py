@@ -54,6 +54,35 @@ def test_create_get_list_delete_memory(store: GraphStore) -> None:
         store.get_memory(name)
 
 
+def test_a_memory_an_import_left_is_deleted_only_as_an_abandoned_import(store: GraphStore) -> None:
+    name = unique_name("abandoned")
+    store.create_memory(name, "example_home", importing=True)  # what an import killed before its end leaves
+    with pytest.raises(MemoryExists, match=r"being imported.*abandoned_import"):
+        store.delete_memory(name, importing=False)
+    with pytest.raises(MemoryExists, match="being imported"):  # kept, hidden
+        store.create_memory(name, "example_home")
+    store.delete_memory(f" {name.upper()} ", importing=True)
+    assert store.create_memory(name, "example_home").version == 0  # the name is free again
+    assert name in {m.name for m in store.list_memories()}
+
+
+def test_a_memory_in_use_is_not_deleted_as_an_abandoned_import(store: GraphStore) -> None:
+    name = unique_name("in_use")
+    store.create_memory(name, "example_home")
+    with pytest.raises(MemoryExists, match="not being imported"):
+        store.delete_memory(name, importing=True)
+    assert store.get_memory(name).version == 0 and set(store.entities(name)) == {"robot_1"}
+    store.delete_memory(name, importing=False)
+    with pytest.raises(UnknownMemory, match=name):
+        store.get_memory(name)
+
+
+@pytest.mark.parametrize("importing", [None, False, True])
+def test_deleting_an_unknown_memory_names_it(store: GraphStore, importing: bool | None) -> None:
+    with pytest.raises(UnknownMemory, match="no_such_memory"):
+        store.delete_memory("no_such_memory", importing=importing)
+
+
 def test_duplicate_memory_is_refused(store: GraphStore) -> None:
     name = unique_name()
     store.create_memory(name, "example_home")

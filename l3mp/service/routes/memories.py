@@ -1,4 +1,4 @@
-"""Memories: create, list, get, export, import."""
+"""Memories: create, list, get, delete, export, import."""
 
 from __future__ import annotations
 
@@ -30,6 +30,23 @@ def list_memories(ops: OpsDep) -> list[MemoryOut]:
 @reads.get("/{memory}", response_model=MemoryOut)
 def get_memory(memory: str, ops: OpsDep) -> MemoryOut:
     return ops.get_memory(memory)
+
+
+@writes.delete(
+    "/{memory}",
+    status_code=204,
+    responses={409: {"description": "the memory is being imported (with abandoned_import: it is not)"}},
+)
+def delete_memory(
+    memory: str,
+    ops: OpsDep,
+    abandoned_import: Annotated[
+        bool,
+        Query(description="delete the hidden memory an import left when its process stopped, and only such a one"),
+    ] = False,
+) -> None:
+    """Delete a memory, its state and its whole history."""
+    ops.delete_memory(memory, abandoned_import=abandoned_import)
 
 
 @reads.get("/{memory}/export", response_model=dict[str, Any])

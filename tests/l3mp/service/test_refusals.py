@@ -187,6 +187,7 @@ def test_unknown_memory_is_404_everywhere(make_client: Factory) -> None:
     ghost = unique_name("ghost")
     for method, path, body in (
         ("GET", "", None),
+        ("DELETE", "", None),
         ("GET", "/facts", None),
         ("GET", "/updates", None),
         ("GET", "/export", None),
@@ -225,6 +226,19 @@ def test_a_read_only_key_reads_but_may_not_write(make_client: Factory) -> None:
     assert client.get(f"/v1/memories/{name}/facts").status_code == 401  # reads need a key now
     assert client.get(f"/v1/memories/{name}/facts", headers={"X-API-Key": "guess"}).status_code == 403
     assert snapshot(client, name, headers=READER) == before == snapshot(client, name, headers=WRITER)
+
+
+def test_deleting_a_memory_needs_the_write_key(make_client: Factory) -> None:
+    client = make_client(api_key="write-secret", read_only_api_key="read-secret")
+    name = surveyed(client, headers=WRITER)
+    missing = client.delete(f"/v1/memories/{name}")
+    assert missing.status_code == 401 and missing.json()["error"]["code"] == "unauthorized"
+    for refused in (READER, {"X-API-Key": "guess"}):
+        response = client.delete(f"/v1/memories/{name}", params={"abandoned_import": "true"}, headers=refused)
+        assert response.status_code == 403 and response.json()["error"]["code"] == "forbidden"
+    assert client.get(f"/v1/memories/{name}", headers=READER).status_code == 200
+    assert client.delete(f"/v1/memories/{name}", headers=WRITER).status_code == 204
+    assert client.get(f"/v1/memories/{name}", headers=READER).status_code == 404
 
 
 @pytest.mark.parametrize("backend", STORES)
