@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -23,6 +24,7 @@ from kg_memory.formula import (
     Truth,
 )
 from kg_memory.model import Delta, Fact
+from planning.deadline import BindingWatch, counted
 from planning.world import World
 
 Env = dict[str, str]  # "?var" -> object name
@@ -51,8 +53,9 @@ def _check_bound(terms: Iterable[str], scope: frozenset[str], where: object) -> 
             raise ValueError(f"{where}: variable {term} is not bound")
 
 
-def _compile(formula: Formula, scope: frozenset[str]) -> Test:
-    """A closure deciding ``formula`` under a binding of (at least) the variables in ``scope``."""
+def _compile(formula: Formula, scope: frozenset[str], watch: BindingWatch | None = None) -> Test:
+    """A closure deciding ``formula`` under a binding of (at least) the variables in ``scope``; its
+    quantifiers count the bindings they try into ``watch``, if given."""
     if isinstance(formula, Atom):
         make = _make_fact(formula, scope)
         return lambda world, env: world.holds(make(env))
@@ -62,11 +65,11 @@ def _compile(formula: Formula, scope: frozenset[str]) -> Test:
     if isinstance(formula, Equals):
         return _compile_equals(formula, scope)
     if isinstance(formula, Not):
-        inner = _compile(formula.arg, scope)
+        inner = _compile(formula.arg, scope, watch)
         return lambda world, env: not inner(world, env)
     if isinstance(formula, And | Or):
-        return _compile_junction(formula, scope)
-    return _compile_quantified(formula, scope)
+        return _compile_junction(formula, scope, watch)
+    return _compile_quantified(formula, scope, watch)
 
 
 def _compile_equals(formula: Equals, scope: frozenset[str]) -> Test:
@@ -75,8 +78,8 @@ def _compile_equals(formula: Equals, scope: frozenset[str]) -> Test:
     return lambda world, env: env.get(left, left) == env.get(right, right)
 
 
-def _compile_junction(formula: And | Or, scope: frozenset[str]) -> Test:
-    parts = tuple(_compile(arg, scope) for arg in formula.args)
+def _compile_junction(formula: And | Or, scope: frozenset[str], watch: BindingWatch | None) -> Test:
+    parts = tuple(_compile(arg, scope, watch) for arg in formula.args)
     if isinstance(formula, And):
 
         def conjunction(world: World, env: Env) -> bool:
@@ -96,11 +99,14 @@ def _compile_junction(formula: And | Or, scope: frozenset[str]) -> Test:
     return disjunction
 
 
-def _compile_quantified(formula: Quantified, scope: frozenset[str]) -> Test:
+def _compile_quantified(formula: Quantified, scope: frozenset[str], watch: BindingWatch | None) -> Test:
     names = tuple(var_name(v) for v in formula.variables)
     types = tuple(v.type for v in formula.variables)
-    body, universal = _compile(formula.body, scope | set(names)), formula.universal
-    bindings = objects_binding(names, types) if universal else _bindings_for(formula.body, names, types, scope)
+    body, universal = _compile(formula.body, scope | set(names), watch), formula.universal
+    if universal:
+        bindings = objects_binding(names, types, watch)
+    else:
+        bindings = _bindings_for(formula.body, names, types, scope, watch)
 
     def quantified(world: World, env: Env) -> bool:
         for inner in bindings(world, env):
@@ -112,20 +118,42 @@ def _compile_quantified(formula: Quantified, scope: frozenset[str]) -> Test:
 
 
 def _bindings_for(
-    condition: Formula, names: tuple[str, ...], types: tuple[str, ...], scope: frozenset[str]
+    condition: Formula,
+    names: tuple[str, ...],
+    types: tuple[str, ...],
+    scope: frozenset[str],
+    watch: BindingWatch | None = None,
 ) -> Bindings:
     """Bindings of ``names`` among which all those satisfying ``condition`` are: candidates read off
-    the facts where an atom of ``condition`` allows it (see :class:`_Candidates`), else all objects."""
-    candidates = _Candidates.of(condition, names, types, scope)
-    return candidates.bindings if candidates is not None else objects_binding(names, types)
+    the facts where an atom of ``condition`` allows it (see :class:`_Candidates`), else all objects.
+
+    The candidates are read only while their anchor has no more facts than there are combinations
+    of objects: the goal checker's bound counts those combinations, and a table crowded with other
+    things must not cost an ``exists`` over the few cups more than that.
+    """
+    everything = objects_binding(names, types, watch)
+    candidates = _Candidates.of(condition, names, types, scope, watch)
+    if candidates is None:
+        return everything
+
+    def fewer(world: World, env: Env) -> Iterator[Env]:
+        if candidates.facts_to_read(world, env) <= _combinations(world, types):
+            return candidates.bindings(world, env)
+        return everything(world, env)
+
+    return fewer
 
 
-def objects_binding(names: tuple[str, ...], types: tuple[str, ...]) -> Bindings:
-    """Bindings of ``names`` to every combination of objects of their ``types``."""
+def _combinations(world: World, types: tuple[str, ...]) -> int:
+    return math.prod(len(world.objects_of(t)) for t in types)
+
+
+def objects_binding(names: tuple[str, ...], types: tuple[str, ...], watch: BindingWatch | None = None) -> Bindings:
+    """Bindings of ``names`` to every combination of objects of their ``types``, counted by ``watch``."""
 
     def bindings(world: World, env: Env) -> Iterator[Env]:
         inner = dict(env)
-        for combo in itertools.product(*(world.objects_of(t) for t in types)):
+        for combo in counted(itertools.product(*(world.objects_of(t) for t in types)), watch):
             inner.update(zip(names, combo, strict=True))
             yield inner
 
@@ -147,23 +175,40 @@ class _Candidates:
     anchor: str  # a term bound outside the quantifier: a parameter or a constant
     names: tuple[str, ...]
     types: tuple[str, ...]
+    watch: BindingWatch | None = None  # counts each fact read as a binding tried
 
     @classmethod
     def of(
-        cls, condition: Formula, names: tuple[str, ...], types: tuple[str, ...], scope: frozenset[str]
+        cls,
+        condition: Formula,
+        names: tuple[str, ...],
+        types: tuple[str, ...],
+        scope: frozenset[str],
+        watch: BindingWatch | None = None,
     ) -> _Candidates | None:
         """From the first atom of ``condition`` (itself, or a conjunct) that names every variable."""
         for atom in condition.args if isinstance(condition, And) else (condition,):
             if isinstance(atom, Atom) and set(names) <= set(atom.terms):
                 anchors = [t for t in atom.terms if t not in names and (t in scope or not t.startswith("?"))]
                 if anchors:
-                    return cls(predicate=atom.predicate, terms=atom.terms, anchor=anchors[0], names=names, types=types)
+                    return cls(
+                        predicate=atom.predicate,
+                        terms=atom.terms,
+                        anchor=anchors[0],
+                        names=names,
+                        types=types,
+                        watch=watch,
+                    )
         return None
+
+    def facts_to_read(self, world: World, env: Env) -> int:
+        """How many facts :meth:`bindings` reads under ``env``: all those about the anchor."""
+        return world.count_about(env.get(self.anchor, self.anchor))
 
     def bindings(self, world: World, env: Env) -> Iterator[Env]:
         """``env`` extended by each candidate (one dict, updated in place: copy it to keep one)."""
         inner = dict(env)
-        for fact in world.facts_about(env.get(self.anchor, self.anchor)):
+        for fact in counted(world.facts_about(env.get(self.anchor, self.anchor)), self.watch):
             if fact.predicate == self.predicate and self._match(fact.args, env, inner) and self._typed(world, inner):
                 yield inner
 
@@ -188,6 +233,11 @@ class _Candidates:
 @functools.lru_cache(maxsize=1024)
 def compile_cached(formula: Formula, scope: frozenset[str]) -> Test:
     return _compile(formula, scope)
+
+
+def compile_test(formula: Formula, scope: frozenset[str], watch: BindingWatch | None = None) -> Test:
+    """The closure deciding ``formula``: the shared one, or one of its own whose bindings ``watch`` counts."""
+    return compile_cached(formula, scope) if watch is None else _compile(formula, scope, watch)
 
 
 # -- compiling actions ----------------------------------------------------------------------

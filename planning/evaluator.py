@@ -26,8 +26,9 @@ from kg_memory.formula import (
     Formula,
 )
 from kg_memory.model import Delta, Fact
-from planning._compiled import CompiledAction, compile_cached
+from planning._compiled import CompiledAction, compile_test
 from planning._failure_reasons import Explainer, Why, a_noun
+from planning.deadline import BindingWatch
 from planning.world import World
 
 NO_CHANGE = Delta()
@@ -122,13 +123,22 @@ class ActionEvaluator:
         self.domain = domain
         self._actions = {name: CompiledAction.of(schema) for name, schema in domain.actions.items()}
 
-    def evaluate(self, formula: Formula, world: World, binding: Mapping[str, str] | None = None) -> bool:
+    def evaluate(
+        self,
+        formula: Formula,
+        world: World,
+        binding: Mapping[str, str] | None = None,
+        *,
+        watch: BindingWatch | None = None,
+    ) -> bool:
         """Whether ``formula`` holds in ``world`` with ``binding`` (keys with or without ``?``).
 
-        Raises ``ValueError`` if the formula uses a variable the binding does not bind.
+        ``watch`` counts the bindings its quantifiers try, and ends the evaluation at its deadline.
+        Raises ``ValueError`` if the formula uses a variable the binding does not bind, and
+        :class:`~planning.deadline.EvaluationDeadlinePassed` when the watch's deadline passes.
         """
         env = {(k if k.startswith("?") else f"?{k}"): v for k, v in (binding or {}).items()}
-        return compile_cached(formula, frozenset(env))(world, env)
+        return compile_test(formula, frozenset(env), watch)(world, env)
 
     def check(self, action: GroundAction, world: World) -> StepOutcome:
         """Whether ``action`` applies in ``world`` and the delta it would make; ``world`` is not changed.

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from kg_memory import Domain, Entity, Fact
 from kg_memory.formula import And, Atom, Equals, Formula, Not, Or, Quantified
+from planning._compiled import compile_test, var_name
+from planning.deadline import BindingWatch, counted, watch_until
 from planning.world import World
 
 
@@ -102,22 +104,22 @@ def full_context(world: World) -> Context:
     return Context(entities, world.facts, "full")
 
 
-def _violating(world: World, goal: Formula) -> set[str]:
+def _violating(world: World, goal: Formula, watch: BindingWatch | None) -> set[str]:
     """For ``forall`` goals over one variable, the objects that break the body now (the lights still
-    on, for "every light off"); for other quantified goals, every object of their types."""
-    from planning.evaluator import ActionEvaluator
-
+    on, for "every light off"); for other quantified goals, every object of their types. ``watch``
+    counts the objects and bindings tried."""
     match goal:
         case Quantified(universal=True, variables=(variable,), body=body):
-            evaluator = ActionEvaluator(world.domain)
-            objects = world.objects_of(variable.type)
-            return {o for o in objects if not evaluator.evaluate(body, world, {variable.name: o})}
+            name = var_name(variable)
+            holds = compile_test(body, frozenset({name}), watch)
+            objects = counted(world.objects_of(variable.type), watch)
+            return {o for o in objects if not holds(world, {name: o})}
         case Quantified(variables=variables):
             return {name for v in variables for name in world.objects_of(v.type)}
         case Not(arg=arg):
-            return _violating(world, arg)
+            return _violating(world, arg, watch)
         case And(args=args) | Or(args=args):
-            return set().union(*(_violating(world, a) for a in args)) if args else set()
+            return set().union(*(_violating(world, a, watch) for a in args)) if args else set()
     return set()
 
 
@@ -143,7 +145,13 @@ def neighbours(world: World, name: str, reverse_cap: int) -> set[str]:
 
 
 def focused_context(
-    world: World, goal: Formula, anchors: Iterable[str] = (), seeds: Iterable[str] = (), reverse_cap: int = 16
+    world: World,
+    goal: Formula,
+    anchors: Iterable[str] = (),
+    seeds: Iterable[str] = (),
+    reverse_cap: int = 16,
+    *,
+    deadline: float | None = None,
 ) -> Context:
     """A small problem: the goal's objects (for a ``forall``, those that break it now) and ``anchors``
     (the robot), what holds them, the shortest ways from the first anchor to each of those, and
@@ -153,13 +161,15 @@ def focused_context(
     that matter, so a plan for "bring the mug" sees the rooms between the robot and the mug and not
     the other two hundred pieces of furniture; when that is too little, the tiers widen it.
     Of the things a focus object holds, at most ``reverse_cap`` come in (see :func:`neighbours`).
+    Finding what breaks a ``forall`` stops at ``deadline`` (a ``time.monotonic()`` instant), raising
+    :class:`~planning.deadline.EvaluationDeadlinePassed`.
     """
     import networkx as nx
 
     domain = world.domain
     static = domain.static_predicates
     anchors = [a for a in anchors if world.entity(a) is not None]
-    focus = goal_objects(goal) | _violating(world, goal) | set(anchors)
+    focus = goal_objects(goal) | _violating(world, goal, watch_until(deadline)) | set(anchors)
     # what holds each of them, and a few of what they hold (not the 2,000 things on a goal's table)
     terminals = focus | {a for name in focus for a in neighbours(world, name, reverse_cap)}
     graph: nx.Graph[str] = nx.Graph()

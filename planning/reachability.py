@@ -27,6 +27,7 @@ from math import prod
 
 from kg_memory.domain import Domain
 from kg_memory.formula import ActionSchema, And, Atom, Effect, Formula, Not, Or, Quantified
+from planning.deadline import watch_until
 from planning.evaluator import ActionEvaluator
 from planning.world import World
 
@@ -241,10 +242,14 @@ def _phrase(reach: Reachability, atom: Atom, scope: _Scope) -> str:
         return str(atom)
 
 
-def impossible_gaps(world: World, goal: Formula) -> tuple[str, ...]:
+def impossible_gaps(world: World, goal: Formula, *, deadline: float | None = None) -> tuple[str, ...]:
     """The gaps that make ``goal`` impossible from ``world``: empty when it holds already or when the
-    relaxation allows it."""
-    if _holds(world, goal):
+    relaxation allows it.
+
+    Raises :class:`~planning.deadline.EvaluationDeadlinePassed` when ``deadline`` (a ``time.monotonic()``
+    instant) passes while checking whether the goal holds.
+    """
+    if _holds(world, goal, deadline):
         return ()
     objects = {name: e.type for name, e in world.entities.items()}
     facts = world.facts
@@ -252,9 +257,9 @@ def impossible_gaps(world: World, goal: Formula) -> tuple[str, ...]:
     return goal_gaps(reach, goal, ((f.predicate, f.args) for f in facts))
 
 
-def _holds(world: World, goal: Formula) -> bool:
+def _holds(world: World, goal: Formula, deadline: float | None) -> bool:
     try:
-        return ActionEvaluator(world.domain).evaluate(goal, world)
+        return ActionEvaluator(world.domain).evaluate(goal, world, watch=watch_until(deadline))
     except ValueError:  # a free variable: not a goal the evaluator can judge, so the relaxation will
         return False
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from kg_memory import Domain, Entity, Fact
 from kg_memory.formula import And, Atom, Formula, Not, Or, Quantified
+from planning.deadline import EvaluationDeadlinePassed, watch_until
 from planning.evaluator import ActionEvaluator, GroundAction
 from planning.planner import ANYTIME_PLANNER, DEFAULT_PLANNER, OPTIMAL_PLANNER, PlanResult, PlanStatus, solve
 from planning.problem import Context, full_context, goal_objects, neighbours, problem_pddl
@@ -176,15 +177,19 @@ class TieredPlanner:
         """Try ``first``, then a widened context, then (if ``full_state``) the whole state.
 
         A goal that already holds is solved at once by the empty plan, of cost 0 and optimal. ``deadline`` (a
-        ``time.monotonic()`` instant) bounds the whole call: each planner call gets what is left
-        (at most ``timeout``), and when nothing is left the result is ``timeout`` with the
-        attempts made so far. Asked for an optimal plan, the satisficing planner's plan on ``first``
-        comes first: when the deadline stops every optimal search before its first plan, that plan (or
-        a cheaper one LAMA's anytime search finds in what time is left) is the answer, with
-        ``optimal`` false and why.
+        ``time.monotonic()`` instant) bounds the whole call: checking whether the goal holds stops
+        at it, each planner call gets what is left (at most ``timeout``), and when nothing is left
+        the result is ``timeout`` with the attempts made so far. Asked for an optimal plan, the
+        satisficing planner's plan on ``first`` comes first: when the deadline stops every optimal
+        search before its first plan, that plan (or a cheaper one LAMA's anytime search finds in what
+        time is left) is the answer, with ``optimal`` false and why.
         """
-        if self.evaluator.evaluate(goal, world):  # no plan is cheaper than the empty one: proven optimal
-            return TieredPlan(status=PlanStatus.SOLVED, tier=HOLDS, cost=0.0, optimal=True)
+        try:
+            if self.evaluator.evaluate(goal, world, watch=watch_until(deadline)):
+                # no plan is cheaper than the empty one: proven optimal
+                return TieredPlan(status=PlanStatus.SOLVED, tier=HOLDS, cost=0.0, optimal=True)
+        except EvaluationDeadlinePassed:
+            return TieredPlan(status=PlanStatus.TIMEOUT)  # as when the deadline comes before any planner call
         incumbent = self._satisficing(world, goal, first, deadline, DEFAULT_PLANNER) if self.optimal else None
         result = self._tiers(world, goal, first, anchors, full_state, deadline)
         if incumbent is None:

@@ -37,11 +37,17 @@ class _Index:
         return set(fact.args) if self._by_args else (fact.predicate,)
 
     def get(self, key: str, facts: Iterable[Fact]) -> frozenset[Fact]:
+        return frozenset(self._built(facts).get(key, ()))
+
+    def size(self, key: str, facts: Iterable[Fact]) -> int:
+        return len(self._built(facts).get(key, ()))
+
+    def _built(self, facts: Iterable[Fact]) -> dict[str, set[Fact]]:
         if self._buckets is None:
             self._buckets = {}
             for fact in facts:
                 self._add(fact)
-        return frozenset(self._buckets.get(key, ()))
+        return self._buckets
 
     def add(self, fact: Fact) -> None:
         if self._buckets is not None:
@@ -144,6 +150,10 @@ class World:
     def facts_about(self, name: str) -> frozenset[Fact]:
         """Facts with ``name`` among their arguments: O(those facts) once the index is built (on first use)."""
         return self._by_arg.get(name, self._facts)
+
+    def count_about(self, name: str) -> int:
+        """How many facts :meth:`facts_about` ``name`` holds, without copying them."""
+        return self._by_arg.size(name, self._facts)
 
     def facts_of(self, predicate: str) -> frozenset[Fact]:
         """Facts of ``predicate``: O(those facts) once the index is built (on first use)."""

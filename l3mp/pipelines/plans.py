@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from kg_memory.domain import Domain
 from kg_memory.errors import InvalidValue
@@ -33,6 +34,7 @@ from l3mp.pipelines.nl_update import sized_retriever
 from l3mp.pipelines.ranking import make_ranker
 from l3mp.prompts import GoalInput, goal
 from planning import DEFAULT_PLANNER, GroundAction, PlanStatus, World
+from planning.deadline import EvaluationDeadlinePassed
 from planning.explain import cost_sentence, explain
 from planning.goal_checker import check_goal
 from planning.memory_world import MemoryWorld, WorldSnapshot
@@ -327,21 +329,26 @@ class TaskPlanner:
         started = time.perf_counter()
         domain = self.memory.domain
         world = state.world  # shared with later requests: the tiers validate on copies of it
-        gaps = impossible_gaps(world, formula)  # what is missing, in milliseconds, before any planner runs
-        if gaps:
+        answer = partial(  # what every answer to this request says
+            PlanReport,
+            request=request,
+            goal=text,
+            usage=usage,
+            timings=timings,
+            retrieval=retrieval,
+            version=state.version,
+        )
+        try:  # both steps evaluate the goal against the whole state, so both keep the request's deadline
+            gaps = impossible_gaps(world, formula, deadline=self._deadline)  # what is missing, before any planner runs
+            if gaps:
+                timings["planning"] = time.perf_counter() - started
+                return answer(status=PlanOutcome.IMPOSSIBLE, issues=gaps)
+            anchors = _anchors(world)
+            # the retrieved entities and the way to them
+            first = focused_context(world, formula, anchors, seeds, deadline=self._deadline)
+        except EvaluationDeadlinePassed:  # the same answer as when the deadline stops a planner call
             timings["planning"] = time.perf_counter() - started
-            return PlanReport(
-                status=PlanOutcome.IMPOSSIBLE,
-                request=request,
-                goal=text,
-                issues=gaps,
-                usage=usage,
-                timings=timings,
-                retrieval=retrieval,
-                version=state.version,
-            )
-        anchors = _anchors(world)
-        first = focused_context(world, formula, anchors, seeds)  # the retrieved entities and the way to them
+            return answer(status=PlanOutcome.TIMEOUT, issues=(self._ran_out(),))
         timings["world"] = time.perf_counter() - started
         tiered = self.tiers.plan(
             world, formula, first, anchors=anchors, full_state=self.config.full_state, deadline=self._deadline
@@ -349,30 +356,27 @@ class TaskPlanner:
         timings["planning"] = time.perf_counter() - started - timings["world"]
         issues = tuple(a.reason for a in tiered.attempts if a.reason)
         if tiered.status is PlanStatus.TIMEOUT:
-            issues += (f"the request's deadline of {self.config.deadline:g} s ran out while planning",)
+            issues += (self._ran_out(),)
         named = {name for action in tiered.plan for name in action.args}
         labels = {name: e.label for name in named if (e := state.entities.get(name)) is not None and e.label}
         lines = tuple(explain(tiered.plan, domain, labels=labels)) if tiered.solved else ()
         cost, optimal = tiered.cost, tiered.optimal
         said = cost_sentence(domain, cost, optimal, self.config.optimal) if cost is not None else ""
-        return PlanReport(
+        return answer(
             status=PlanOutcome.of(tiered.status),
-            request=request,
-            goal=text,
             plan=tiered.plan,
             explanation=lines,
             tier=tiered.tier,
             issues=issues,
             tiers=tiered,
-            usage=usage,
-            timings=timings,
-            retrieval=retrieval,
-            version=state.version,
             cost=tiered.cost,
             optimal=tiered.optimal,
             optimality=tiered.note,
             cost_explanation=said,
         )
+
+    def _ran_out(self) -> str:
+        return f"the request's deadline of {self.config.deadline:g} s ran out while planning"
 
 
 def world_of(domain: Domain, state: State) -> World:

@@ -3,6 +3,7 @@ goals over types, and agreement with the goals the simulator builds (text and tr
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Iterator, Mapping
 
@@ -11,6 +12,7 @@ import pytest
 from kg_memory import And, Atom, Delta, Domain, DomainRegistry, Entity, Equals, Fact, Not, Or, Parameter, Quantified
 from kg_memory.formula import Truth
 from planning import ActionEvaluator, GoalCheck, GoalSyntaxError, PlanningError, World, check_goal, parse_goal
+from planning.deadline import CLOCK_EVERY, BindingWatch, EvaluationDeadlinePassed
 from planning.goal_checker import MAX_GOAL_BINDINGS, binding_checks
 from planning.goal_reader import MAX_GOAL_DEPTH
 from sim.household import HomeSpec, generate_home
@@ -459,3 +461,74 @@ def test_a_goal_at_the_bound_is_accepted_and_evaluated(household: Domain) -> Non
     assert not ActionEvaluator(household).evaluate(parse_goal("(forall (?a ?b - cup) (dirty ?a))"), world)
     over = _cups(101)
     assert check_goal(text, household, over).issues == (_too_many(101**3),)
+
+
+# -- evaluating within a request's deadline -----------------------------------------------------
+
+
+class _Clock:
+    """A clock that reads ``start`` first and ``step`` more at each read after, counting its reads."""
+
+    def __init__(self, start: float = 0.0, step: float = 0.0) -> None:
+        self.start, self.step, self.reads = start, step, 0
+
+    def __call__(self) -> float:
+        read = self.start + self.step * self.reads
+        self.reads += 1
+        return read
+
+
+EVERY_CUP_PAIR = "(forall (?a ?b - cup) (not (dirty ?a)))"  # 100 cups: 10,000 bindings, all tried
+
+
+def test_an_evaluation_reads_the_clock_at_its_first_binding_and_then_once_every_so_many(household: Domain) -> None:
+    world = World(household, _cups(100).values(), [])
+    clock = _Clock()
+    watch = BindingWatch(1.0, clock=clock)
+    assert ActionEvaluator(household).evaluate(parse_goal(EVERY_CUP_PAIR), world, watch=watch)
+    assert watch.tried == 100 * 100
+    assert clock.reads == math.ceil(watch.tried / CLOCK_EVERY)  # at 0, CLOCK_EVERY, 2 * CLOCK_EVERY, ...
+
+
+def test_an_evaluation_ends_at_the_first_clock_read_past_the_deadline(household: Domain) -> None:
+    world = World(household, _cups(100).values(), [])
+    watch = BindingWatch(2.0, clock=_Clock(step=1.0))  # reads 0, 1, 2: the third read ends it
+    with pytest.raises(EvaluationDeadlinePassed) as raised:
+        ActionEvaluator(household).evaluate(parse_goal(EVERY_CUP_PAIR), world, watch=watch)
+    assert raised.value.deadline == 2.0 and raised.value.tried == 2 * CLOCK_EVERY
+    assert str(raised.value).endswith(f"after {2 * CLOCK_EVERY:,} bindings")
+
+
+def test_a_watch_reads_the_clock_at_least_once_every_binding() -> None:
+    with pytest.raises(PlanningError, match="every 1 or more bindings, not 0"):
+        BindingWatch(1.0, every=0)
+
+
+def _crowded_table(household: Domain, *facts: str) -> World:
+    """50 rooms, three cups and a table with 3,000 books on it."""
+    books = [Entity(f"book_{i}", "book") for i in range(3_000)]
+    rooms = [Entity(f"room_{i}", "room") for i in range(50)]
+    entities = [*rooms, *books, *_cups(3).values(), Entity("table_1", "surface")]
+    on_table = [Fact("on", (b.name, "table_1")) for b in books]
+    return World(household, entities, [*on_table, *map(Fact.parse, facts)])
+
+
+def test_an_exists_anchored_on_a_crowded_table_tries_no_more_bindings_than_the_bound_counts(
+    household: Domain,
+) -> None:
+    world = _crowded_table(household)
+    goal = parse_goal("(forall (?r - room) (not (exists (?c - cup) (on ?c table_1))))")
+    assert binding_checks(goal, lambda t: len(world.objects_of(t))) == 50 * 3
+    watch = BindingWatch(float("inf"))
+    assert ActionEvaluator(household).evaluate(goal, world, watch=watch)
+    assert watch.tried == 50 + 50 * 3  # each room, and each cup under it: not the table's 3,000 facts per room
+
+
+def test_an_exists_reads_its_anchors_facts_when_they_are_fewer_than_its_objects(household: Domain) -> None:
+    goal = parse_goal("(exists (?c - cup) (on ?c table_1))")
+    crowded = _crowded_table(household, "(on cup_2 table_1)")
+    assert ActionEvaluator(household).evaluate(goal, crowded)  # the cups tried one by one still find it
+    sparse = World(household, [*_cups(3).values(), Entity("table_1", "surface")], [Fact.parse("(on cup_2 table_1)")])
+    watch = BindingWatch(float("inf"))
+    assert ActionEvaluator(household).evaluate(goal, sparse, watch=watch)
+    assert watch.tried == 1  # the table's one fact, not the three cups

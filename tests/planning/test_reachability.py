@@ -7,6 +7,7 @@ action's precondition; a goal that holds is never impossible.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from kg_memory import Domain, DomainRegistry, Entity, Fact
 from kg_memory.domain import domain_from_pddl
 from planning import World, parse_goal
+from planning.deadline import EvaluationDeadlinePassed
 from planning.reachability import analyse, goal_gaps, impossible_gaps
 
 
@@ -131,6 +133,15 @@ def test_a_goal_that_holds_is_never_impossible(household: Domain) -> None:
     home = world(household)
     holds = "(and (person_in rosa hall) (not (forall (?l - light) (switched_on ?l))) (= rosa rosa))"
     assert impossible_gaps(home, parse_goal(holds)) == ()
+
+
+def test_checking_whether_a_goal_holds_stops_at_a_passed_deadline(household: Domain) -> None:
+    home = world(household)
+    holds = parse_goal("(exists (?l - light) (switched_on ?l))")
+    assert impossible_gaps(home, holds, deadline=time.monotonic() + 3600) == ()
+    with pytest.raises(EvaluationDeadlinePassed) as raised:
+        impossible_gaps(home, holds, deadline=time.monotonic() - 1)
+    assert raised.value.tried == 0  # the clock is read before the first binding is tried
 
 
 def test_moving_a_person_stays_impossible_with_its_reason(household: Domain) -> None:

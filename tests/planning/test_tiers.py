@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from kg_memory import Delta, DomainRegistry, Fact
 from kg_memory.formula import Atom, Formula
-from planning import PlanStatus, World, pruned_context
-from planning.problem import Context
+from planning import PlanStatus, World, parse_goal, pruned_context
+from planning.deadline import EvaluationDeadlinePassed
+from planning.problem import Context, focused_context
 from planning.tiers import TieredPlanner, formula_predicates
 from sim import HomeSpec, generate_home
 
@@ -113,3 +116,27 @@ def test_a_goal_that_already_holds_is_the_empty_plan_of_cost_zero_proven_cheapes
     result = planner.plan(world, goal, pruned_context(world, goal, [ROBOT]), anchors=[ROBOT])
     assert result.status is PlanStatus.SOLVED and result.tier == "holds" and result.plan == ()
     assert result.cost == 0 and result.optimal and result.note == "" and not result.attempts
+
+
+@pytest.mark.parametrize("optimal", [False, True], ids=["satisficing", "optimal"])
+def test_a_deadline_that_passes_while_checking_whether_the_goal_holds_ends_in_timeout(
+    base: World, optimal: bool
+) -> None:
+    world = base.copy()
+    goal = parse_goal(f"(exists (?r - room) (robot_at {ROBOT} ?r))")  # the robot is in some room
+    planner = TieredPlanner(world.domain, optimal=optimal)
+    first = pruned_context(world, goal, [ROBOT])
+    in_time = planner.plan(world, goal, first, anchors=[ROBOT], deadline=time.monotonic() + 3600)
+    assert in_time.status is PlanStatus.SOLVED and in_time.tier == "holds"
+    late = planner.plan(world, goal, first, anchors=[ROBOT], deadline=time.monotonic() - 1)
+    assert late.status is PlanStatus.TIMEOUT and late.tier is None and late.plan == () and late.attempts == ()
+
+
+def test_finding_what_breaks_a_forall_goal_stops_at_a_passed_deadline(base: World) -> None:
+    world = base.copy()
+    goal = parse_goal("(forall (?l - light) (not (switched_on ?l)))")
+    on = {f.args[0] for f in world.facts_of("switched_on")} & set(world.objects_of("light"))
+    in_time = focused_context(world, goal, [ROBOT], deadline=time.monotonic() + 3600)
+    assert on and on <= {e.name for e in in_time.entities}  # the lights still on are in the context
+    with pytest.raises(EvaluationDeadlinePassed):
+        focused_context(world, goal, [ROBOT], deadline=time.monotonic() - 1)

@@ -2,12 +2,13 @@
 
 A goal that already holds answers at once with the empty plan; one that does not plans on a small
 context instead of all N items; and a request that runs out of its deadline ends with ``timeout``
-and the attempts it made.
+and the attempts it made, also when it runs out while the goal is checked against the memory.
 """
 
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from conftest import unique_name
 
 from kg_memory import Entity, Fact, GraphStore, WorldMemory
 from l3mp.examples import SURVEY_ENTITIES, SURVEY_FACTS
+from l3mp.pipelines import plans
 from l3mp.pipelines.plans import PlanConfig, TaskPlanner
 
 N = 2_000
@@ -67,3 +69,17 @@ def test_the_deadline_ends_planning_with_timeout_and_what_was_tried(
     assert any("deadline of 15 s ran out" in issue for issue in report.issues)
     assert len(stalls.stalled()) == 1 and stalls.running() == []  # the search was killed at the deadline
     assert elapsed < deadline * 3  # and the answer came then, not whenever the search would have ended
+
+
+def test_a_deadline_that_passes_while_checking_the_goal_ends_the_request_as_a_planner_timeout(
+    crowded: WorldMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    goal = "(exists (?d - dish) (on ?d table_1))"  # holds: mug_1 is on the crowded table
+    planner = TaskPlanner(crowded, config=PlanConfig(retriever="full", deadline=30))
+    assert planner.plan(goal=goal).tier == "holds"
+    # the request's clock reads an hour back: its deadline has passed before the goal is checked
+    an_hour_back = SimpleNamespace(monotonic=lambda: time.monotonic() - 3600, perf_counter=time.perf_counter)
+    monkeypatch.setattr(plans, "time", an_hour_back)
+    report = planner.plan(goal=goal)
+    assert report.status == "timeout" and report.plan == () and report.tier is None and report.tiers is None
+    assert report.issues == ("the request's deadline of 30 s ran out while planning",)
