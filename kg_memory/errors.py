@@ -111,9 +111,10 @@ class NotApplicable(KgMemoryError):
 class StoreUnavailable(KgMemoryError):
     """The database cannot be reached or failed mid-operation; nothing was written."""
 
-    def __init__(self, backend: str, operation: str, cause: str) -> None:
+    def __init__(self, backend: str, operation: str, cause: str, *, login_refused: bool = False) -> None:
         self.backend = backend
         self.operation = operation
+        self.login_refused = login_refused  # the database answered, and refused who logs in
         super().__init__(f"{backend} store unavailable during {operation}: {cause}")
 
 

@@ -130,7 +130,8 @@ class Neo4jStore(HistoryMethods):
         try:
             yield
         except neo4j_errors.AuthError as exc:
-            raise StoreUnavailable(self.backend, operation, f"authentication failed ({exc.message})") from exc
+            cause = f"authentication failed ({exc.message})"
+            raise StoreUnavailable(self.backend, operation, cause, login_refused=True) from exc
         except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
             raise StoreUnavailable(self.backend, operation, str(exc) or type(exc).__name__) from exc
         except neo4j_errors.DriverError as exc:  # incomplete commit, broken connection, ...

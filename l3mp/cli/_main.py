@@ -5,12 +5,16 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.markup import escape
 
 from l3mp.cli._base import CliState, Lazy, LazyGroup, debugging, driver_logs_quiet
+
+if TYPE_CHECKING:
+    from kg_memory.errors import StoreUnavailable
 
 # Every command by name. The lab's (the simulator, the experiments) are named here and imported only
 # when run: the product never imports them (import-linter holds this).
@@ -111,10 +115,8 @@ def _message(exc: Exception) -> str:
     return str(exc)
 
 
-def _neo4j_settings(exc: Exception) -> list[str]:
+def _neo4j_settings(exc: StoreUnavailable) -> list[str]:
     """Where the database is and, when it refused the login, who logs in."""
-    from neo4j.exceptions import AuthError  # loaded already: the store that raised this uses it
-
-    if isinstance(exc.__cause__, AuthError):
+    if exc.login_refused:
         return ["L3MP_NEO4J_URI", "L3MP_NEO4J_USER", "L3MP_NEO4J_PASSWORD"]
     return ["L3MP_NEO4J_URI"]

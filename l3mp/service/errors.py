@@ -57,6 +57,7 @@ from l3mp.ros.wire import AttachmentError
 from l3mp.service.schemas import ErrorBody, ErrorDetail
 from perception import PerceptionError, ThorMetadataError
 from planning import ExplainError, GoalSyntaxError, PlanningError, WorldError
+from planning.deadline import EvaluationDeadlinePassed
 from planning.pddl_io import PddlError, UnsupportedFeature
 from retrieval import EmbeddingError, InvalidParameters, InvalidQuery, RetrievalError, UnknownRetriever
 
@@ -123,6 +124,7 @@ CODES: dict[type[Exception], tuple[int, str]] = {
     EmbeddingError: (503, "embedding_unavailable"),
     RetrievalError: (422, "retrieval_error"),
     # planning
+    EvaluationDeadlinePassed: (503, "plan_deadline_passed"),
     WorldError: (422, "world_error"),
     GoalSyntaxError: (422, "goal_syntax_error"),
     UnsupportedFeature: (422, "unsupported_pddl_feature"),

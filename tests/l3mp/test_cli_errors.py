@@ -221,13 +221,10 @@ def test_debugging_shows_the_drivers_logs_before_the_one_error_line(tmp_path: Pa
 
 
 def test_a_refused_login_names_the_settings_of_the_login(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from neo4j.exceptions import AuthError
-
     from kg_memory.stores import Neo4jStore
 
-    def refuse(store: Neo4jStore) -> None:
-        refusal = AuthError("The client is unauthorized due to authentication failure.")
-        raise StoreUnavailable("neo4j", "init schema", "authentication failed") from refusal
+    def refuse(store: Neo4jStore) -> None:  # as the store words a refused login: see test_neo4j_errors.py
+        raise StoreUnavailable("neo4j", "init schema", "authentication failed", login_refused=True)
 
     monkeypatch.setattr(Neo4jStore, "init_schema", refuse)
     err = run("memories", env=_neo4j_nobody_listens_on("bolt", tmp_path)).refused()
