@@ -1,11 +1,11 @@
 """Resource updates: a subscribed memory's state and history resources, notified when it changes.
 
 Every writer (REST, MCP, the CLI, a daemon in another process) shares only the store, so the change
-feed is the store's history, read as the dashboard's event stream reads it: the rows after the last
-sequence number seen, every ``poll`` seconds, in a worker thread. One poller per subscribed memory,
-started by its first subscriber and stopped with its last (or with the server). Each change is
-published on the subscription bus (2026-07-28 ``subscriptions/listen``) and sent to the handshake
-era's ``resources/subscribe`` sessions.
+feed is the store's history: its newest sequence number, and which memory holds the name (one deleted
+and made again starts its numbers over), every ``poll`` seconds, in a worker thread. One poller per
+subscribed memory, started by its first subscriber and stopped with its last (or with the server). Each
+change, its deletion included, is published on the subscription bus (2026-07-28 ``subscriptions/listen``)
+and sent to the handshake era's ``resources/subscribe`` sessions.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import re
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import anyio
@@ -24,11 +25,9 @@ from anyio.abc import TaskGroup
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 
-from kg_memory import L3mpError
-from kg_memory.history import MAX_PAGE
+from kg_memory import L3mpError, UnknownMemory
 from l3mp.operations import Operations
 from l3mp.operations.feed import newest_seq
-from l3mp.operations.models import HistoryIn
 
 logger = logging.getLogger(__name__)
 
@@ -45,15 +44,22 @@ def memory_of(uri: str) -> str | None:
     return found.group("name") if found else None
 
 
-def changed_since(ops: Operations, memory: str, seq: int) -> int:
-    """The sequence number of the memory's newest update after ``seq`` (``seq`` if none)."""
-    while True:
-        page = ops.history(memory, HistoryIn(cursor=seq, limit=MAX_PAGE))
-        if not page.updates:
-            return seq
-        seq = page.updates[-1].seq
-        if page.next_cursor is None:
-            return seq
+Mark = tuple[datetime, int] | None  # which memory holds the name (its creation time) and its newest seq
+
+
+def mark_of(ops: Operations, memory: str) -> Mark:
+    """What a subscriber's resources show of ``memory``: the memory that holds the name now and its
+    newest update; None while none does. A memory deleted and made again under the name restarts its
+    sequence numbers, so its creation time tells it apart; the seq is taken only when the same memory
+    held the name before and after it was read."""
+    try:
+        while True:
+            created = ops.get_memory(memory).created
+            seq = newest_seq(ops, memory)
+            if ops.get_memory(memory).created == created:
+                return created, seq
+    except UnknownMemory:
+        return None
 
 
 @dataclass
@@ -95,9 +101,12 @@ class Live:
             known.subscribers += 1
             return True
         try:
-            seq = await to_thread.run_sync(newest_seq, self._ops(), memory)
+            mark = await to_thread.run_sync(mark_of, self._ops(), memory)
         except L3mpError as exc:
             logger.debug("not watching %s: %s", memory, exc)
+            return False
+        if mark is None:
+            logger.debug("not watching %s: no memory of that name", memory)
             return False
         if (known := self._watches.get(memory)) is not None:  # another subscriber came first
             known.subscribers += 1
@@ -106,7 +115,7 @@ class Live:
             return False
         watch = _Watch(subscribers=1)
         self._watches[memory] = watch
-        self._tasks.start_soon(self._follow, memory, seq, watch.scope)
+        self._tasks.start_soon(self._follow, memory, mark, watch.scope)
         return True
 
     def unwatch(self, memory: str) -> None:
@@ -118,17 +127,18 @@ class Live:
             del self._watches[memory]
             watch.scope.cancel()
 
-    async def _follow(self, memory: str, seq: int, scope: anyio.CancelScope) -> None:
+    async def _follow(self, memory: str, mark: Mark, scope: anyio.CancelScope) -> None:
+        """Publish each change of ``memory``'s mark: a new update, its deletion, a memory made again."""
         with scope:
             while True:
                 await anyio.sleep(self.poll())
                 try:
-                    newest = await to_thread.run_sync(changed_since, self._ops(), memory, seq)
-                except L3mpError as exc:  # the store is away for now, or the memory was deleted
+                    now = await to_thread.run_sync(mark_of, self._ops(), memory)
+                except L3mpError as exc:  # the store is away for now
                     logger.debug("watching %s: %s", memory, exc)
                     continue
-                if newest != seq:
-                    seq = newest
+                if now != mark:
+                    mark = now
                     await self.publish(memory)
 
     async def publish(self, memory: str) -> None:

@@ -29,7 +29,7 @@ from mcp_support import (
 from l3mp.llm import ScriptedModel
 from l3mp.mcp.server import build_mcp
 from l3mp.operations import Operations
-from l3mp.operations.models import DeltaIn, ExplainOut, PlanOut, StateOut, UpdateOut
+from l3mp.operations.models import DeltaIn, ExplainOut, MemoryIn, PlanOut, StateOut, UpdateOut
 
 MODES = ("auto", "legacy")  # 2026-07-28 and the handshake era (2025-11-25)
 
@@ -403,6 +403,25 @@ async def test_subscribers_hear_of_a_change_in_both_eras(tmp_path: Path) -> None
             with anyio.fail_after(10):
                 await heard.wait()
     assert uris == [uri]
+
+
+@pytest.mark.anyio
+async def test_subscribers_hear_that_their_memory_was_deleted_and_made_again(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path)
+    name = surveyed(settings)  # its newest update has seq 2; the memory made again has one of seq 1
+    uri = f"l3mp://memories/{name}/state"
+    with running_services(settings) as services:
+        ops = Operations(services=services)
+        async with (
+            Client(build_mcp(lambda: services)) as client,
+            client.listen(resource_subscriptions=[uri]) as subscription,
+        ):
+            await anyio.to_thread.run_sync(ops.delete_memory, name)
+            with anyio.fail_after(10):
+                assert (await subscription.__anext__()).uri == uri  # the state it showed is gone
+            await anyio.to_thread.run_sync(ops.create_memory, MemoryIn(name=name, domain="example_home"))
+            with anyio.fail_after(10):
+                assert (await subscription.__anext__()).uri == uri  # another memory's state now
 
 
 def _newest() -> Any:
