@@ -132,11 +132,12 @@ async def events(
     Async on purpose: a stream lives as long as the page, and a sync handler would hold a worker thread
     for all that time; here only each short store read borrows one.
     """
-    # an unknown memory is a 404, not a stream; the record's name is the one spelling the store keys on
-    memory = (await run_in_threadpool(services.store.get_memory, memory)).name
+    # an unknown memory is a 404, not a stream; the stream follows the record: the spelling the store
+    # keys on, and the creation time that tells this memory from one made again under its name
+    record = await run_in_threadpool(services.store.get_memory, memory)
     if last_event_id is not None:
         since_seq = max(since_seq, last_event_id)
-    stream = history_stream(services.store, memory, since_seq, request.is_disconnected)
+    stream = history_stream(services.store, record, since_seq, request.is_disconnected)
     headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
     return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
 

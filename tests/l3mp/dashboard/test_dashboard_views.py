@@ -63,7 +63,7 @@ def test_the_stream_sends_new_rows_in_order_then_heartbeats(home: WorldMemory) -
             return polls > 6
 
         config = StreamConfig(poll=0.01, heartbeat=0.02)
-        async for chunk in history_stream(store, home.name, 0, disconnected, config):
+        async for chunk in history_stream(store, home.record, 0, disconnected, config):
             sent.append(chunk)
 
     worker = threading.Thread(target=anyio.run, args=(run,))  # its own loop, whatever else runs in this thread
@@ -75,6 +75,35 @@ def test_the_stream_sends_new_rows_in_order_then_heartbeats(home: WorldMemory) -
     assert [json.loads(c.split("data: ", 1)[1])["input"] for c in updates[1:]] == ["survey", "lights on"]
     assert [c.split("\n", 1)[0] for c in updates] == ["id: 1", "id: 2", "id: 3"]
     assert any(c.startswith(": heartbeat") for c in sent)
+
+
+def test_the_stream_of_a_memory_deleted_and_made_again_ends_rather_than_send_the_new_ones_rows(
+    home: WorldMemory,
+) -> None:
+    store: GraphStore = home.store
+    sent: list[str] = []
+    made_again: list[bool] = []
+
+    async def run() -> None:
+        async def disconnected() -> bool:
+            if len(sent) == 1 and not made_again:  # after the hello, before the first read
+                made_again.append(True)
+                store.delete_memory(home.name)
+                again = WorldMemory.create(store, home.name, "example_home")
+                for light in ("on", "off", "on"):  # its seq 4 is past the old memory's newest (2)
+                    change = Fact.parse("(light_on lamp_1)")
+                    delta = Delta(add={change}) if light == "on" else Delta(remove={change})
+                    again.apply(delta, source="api", input=f"light {light}")
+            return len(sent) > 3
+
+        async for chunk in history_stream(store, home.record, 2, disconnected, StreamConfig(poll=0.01)):
+            sent.append(chunk)
+
+    worker = threading.Thread(target=anyio.run, args=(run,))
+    worker.start()
+    worker.join(timeout=30)
+    assert not [c for c in sent if "event: update" in c]
+    assert sent[-1] == f'event: error\ndata: {{"message":"unknown memory \'{home.name}\'"}}\n\n'
 
 
 @pytest.fixture
