@@ -2,7 +2,7 @@
 import are in ``l3mp.cli.history``).
 
     l3mp init home --domain household --sim-home 0     # a memory, optionally surveyed from a simulated home
-    l3mp memories delete home --yes                    # a memory, its state and its history: gone
+    l3mp memories delete stuck --abandoned-import      # the hidden memory a killed import left: gone
     l3mp update home "Jessica turned off the laundry room light"   # through the configured model
     l3mp observe home observation.json                 # a perception snapshot (perception.Observation)
     l3mp revert home 3f2a...                           # undo an applied update with a new one
@@ -44,7 +44,7 @@ _TIMES = ["%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M:%S.%f%z", "%Y-%m-%dT%H:%M:%S", 
 @click.group(invoke_without_command=True)
 @pass_state
 def memories(state: CliState) -> int:
-    """List the memories in the store (or delete one: memories delete NAME)."""
+    """List the memories in the store (or delete what an abandoned import left: memories delete NAME)."""
     if click.get_current_context().invoked_subcommand is not None:
         return 0
     with state.opened_store() as store:
@@ -60,14 +60,14 @@ def memories(state: CliState) -> int:
 @click.option(
     "--abandoned-import",
     is_flag=True,
-    help="delete the hidden memory an import left when its process stopped (only such a one)",
+    help="delete the hidden memory an import left when its process stopped (required: a memory in use is not deleted)",
 )
 @click.option("--yes", is_flag=True, help="delete without asking first")
 @pass_state
 def delete(state: CliState, memory: str, abandoned_import: bool, yes: bool) -> int:
-    """Delete a memory, its state and its whole history.
+    """Delete the hidden memory an import left when its process stopped, with its history, to free its name.
 
-    Nothing brings it back, so it asks first unless --yes."""
+    A memory in use is not deleted. Nothing brings it back, so it asks first unless --yes."""
     name = normalise_name(memory)
     if not yes:
         click.confirm(f"delete memory {name!r}, its state and its whole history?", abort=True, err=True)

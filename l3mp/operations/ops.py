@@ -23,6 +23,7 @@ from kg_memory import (
     HistoryQuery,
     InvalidValue,
     L3mpError,
+    MemoryExists,
     State,
     UnknownMemory,
     Update,
@@ -90,14 +91,17 @@ class Operations:
         return MemoryOut.of(WorldMemory.create(self.services.store, request.name, request.domain).record)
 
     def delete_memory(self, name: str, *, abandoned_import: bool = False) -> None:
-        """Delete the memory, its state and its history.
+        """Delete the hidden memory an import left when its process stopped (``abandoned_import``),
+        freeing its name; an import still running in another process then fails.
 
-        A memory an import is filling is hidden, and is deleted only as an ``abandoned_import``
-        (and then only such a one): an import still running in another process would fail, so
-        freeing the name of one whose process was killed must be asked for. Without it such a
-        memory raises :class:`MemoryExists`, as creating its name does."""
+        A memory in use is not deleted (:meth:`MemoryExists.not_deletable`): every process holding it
+        by its name (a service's caches and queued writes, a store's domain, a subscriber) would go on
+        with whatever is made under that name next. An unknown name is :class:`UnknownMemory`."""
         name = normalise_name(name)
-        self.services.store.delete_memory(name, importing=abandoned_import)
+        if not abandoned_import:
+            self.services.store.get_memory(name)
+            raise MemoryExists.not_deletable(name)
+        self.services.store.delete_memory(name, importing=True)
         self.services.forget(name)
 
     # -- reads ------------------------------------------------------------------------------

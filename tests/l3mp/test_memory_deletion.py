@@ -1,5 +1,5 @@
-"""Deleting a memory through the operations and the command line: one in use, and the hidden one an
-import whose process was killed leaves, whose name only an explicit ``abandoned_import`` frees."""
+"""Deleting a memory through the operations and the command line: only the hidden one an import whose
+process was killed leaves, asked for as an ``abandoned_import``; a memory in use is not deleted."""
 
 from __future__ import annotations
 
@@ -42,14 +42,11 @@ def _left_by_a_killed_import(db: Path, name: str) -> None:
 # -- the operation ---------------------------------------------------------------------------
 
 
-def test_deleting_a_memory_removes_it_and_what_the_process_held_for_it(ops: Operations) -> None:
-    ops.services.planning_world(ops.memory(NAME))  # what plans on it keep
-    ops.delete_memory(" HOME ")
-    assert NAME not in [m.name for m in ops.list_memories()]
-    with pytest.raises(UnknownMemory, match=NAME):
-        ops.get_memory(NAME)
-    assert NAME not in ops.services._planning and NAME not in ops.services._worlds
-    assert ops.create_memory(MemoryIn(name=NAME, domain="example_home")).version == 0
+def test_a_memory_in_use_is_not_deleted_and_what_the_process_holds_for_it_stays(ops: Operations) -> None:
+    kept = ops.services.planning_world(ops.memory(NAME))  # what plans on it keep
+    with pytest.raises(MemoryExists, match=r"'home' is in use and is not deleted.*abandoned_import"):
+        ops.delete_memory(" HOME ")
+    assert ops.get_memory(NAME).name == NAME and ops.services.planning_world(ops.memory(NAME)) is kept
 
 
 def test_deleting_an_unknown_memory_is_unknown_memory(ops: Operations) -> None:
@@ -60,7 +57,7 @@ def test_deleting_an_unknown_memory_is_unknown_memory(ops: Operations) -> None:
 
 def test_a_hidden_memory_is_deleted_only_as_an_abandoned_import(ops: Operations) -> None:
     ops.services.store.create_memory("stuck", "example_home", importing=True)
-    with pytest.raises(MemoryExists, match=r"'stuck' is being imported.*delete it with abandoned_import"):
+    with pytest.raises(UnknownMemory, match="stuck"):  # hidden: not there for anything but its import
         ops.delete_memory("stuck")
     with pytest.raises(MemoryExists, match="being imported"):  # still there, still hidden
         ops.create_memory(MemoryIn(name="stuck", domain="example_home"))
@@ -90,34 +87,37 @@ def _listed(db: Path, capsys: pytest.CaptureFixture[str]) -> str:
     return capsys.readouterr().out
 
 
-def test_cli_deletes_a_memory_once_confirmed(
+def test_cli_deletes_what_an_abandoned_import_left_once_confirmed(
     db: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    _left_by_a_killed_import(db, "stuck")
+    delete = ["--db", str(db), "memories", "delete", "stuck", "--abandoned-import"]
     monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
-    assert main(["--db", str(db), "memories", "delete", NAME]) == 1
+    assert main(delete) == 1
     assert "aborted" in capsys.readouterr().err
-    assert NAME in _listed(db, capsys)
+    assert main(["--db", str(db), "init", "stuck", "--domain", "example_home"]) == 1  # still taken
+    assert "being imported" in capsys.readouterr().err
     monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
-    assert main(["--db", str(db), "memories", "delete", NAME]) == 0
-    assert f"deleted memory '{NAME}'" in capsys.readouterr().out
-    assert NAME not in _listed(db, capsys)
+    assert main(delete) == 0
+    assert "deleted memory 'stuck'" in capsys.readouterr().out
+    assert main(["--db", str(db), "init", "stuck", "--domain", "example_home"]) == 0
 
 
-def test_cli_deletes_with_yes_without_asking(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--db", str(db), "memories", "delete", "HOME", "--yes"]) == 0  # stdin is not read
-    assert capsys.readouterr().out == f"deleted memory '{NAME}'\n"
-    assert NAME not in _listed(db, capsys)
-    assert main(["--db", str(db), "memories", "delete", NAME, "--yes"]) == 1
-    assert capsys.readouterr().err.strip() == f"error: unknown memory '{NAME}'"
+def test_cli_does_not_delete_a_memory_in_use(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--db", str(db), "memories", "delete", "HOME", "--yes"]) == 1  # stdin is not read
+    error = capsys.readouterr().err
+    assert len(error.splitlines()) == 1 and error.startswith(f"error: memory '{NAME}' is in use and is not deleted")
+    assert main(["--db", str(db), "memories", "delete", NAME, "--abandoned-import", "--yes"]) == 1
+    assert "not being imported" in capsys.readouterr().err
+    assert NAME in _listed(db, capsys)
+    assert main(["--db", str(db), "memories", "delete", "attic", "--yes"]) == 1
+    assert capsys.readouterr().err.strip() == "error: unknown memory 'attic'"
 
 
 def test_cli_frees_the_name_an_abandoned_import_left(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _left_by_a_killed_import(db, "stuck")
     assert main(["--db", str(db), "memories", "delete", "stuck", "--yes"]) == 1
-    error = capsys.readouterr().err
-    assert len(error.splitlines()) == 1 and "being imported" in error and "abandoned_import" in error
-    assert main(["--db", str(db), "memories", "delete", NAME, "--abandoned-import", "--yes"]) == 1
-    assert "not being imported" in capsys.readouterr().err
+    assert capsys.readouterr().err.strip() == "error: unknown memory 'stuck'"  # hidden without the flag
     assert main(["--db", str(db), "memories", "delete", "stuck", "--abandoned-import", "--yes"]) == 0
     assert main(["--db", str(db), "init", "stuck", "--domain", "example_home"]) == 0
     assert "stuck" in _listed(db, capsys) and NAME in _listed(db, capsys)

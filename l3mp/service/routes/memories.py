@@ -35,17 +35,24 @@ def get_memory(memory: str, ops: OpsDep) -> MemoryOut:
 @writes.delete(
     "/{memory}",
     status_code=204,
-    responses={409: {"description": "the memory is being imported (with abandoned_import: it is not)"}},
+    responses={
+        409: {
+            "description": "the memory is in use (only one an abandoned import left is deleted), or, with"
+            " abandoned_import, it is not being imported"
+        }
+    },
 )
 def delete_memory(
     memory: str,
     ops: OpsDep,
     abandoned_import: Annotated[
         bool,
-        Query(description="delete the hidden memory an import left when its process stopped, and only such a one"),
+        Query(description="delete the hidden memory an import left when its process stopped (required)"),
     ] = False,
 ) -> None:
-    """Delete a memory, its state and its whole history."""
+    """Delete the hidden memory an import left when its process stopped, with its history, to free its
+    name. A memory in use is not deleted (409): every process holding it by its name would go on with
+    whatever is made under that name next."""
     ops.delete_memory(memory, abandoned_import=abandoned_import)
 
 

@@ -52,34 +52,33 @@ def test_creating_an_existing_memory_is_a_conflict(make_client: Factory) -> None
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "unknown_domain"
 
 
-def test_deleting_a_memory_is_204_and_frees_its_name(make_client: Factory) -> None:
+def test_a_memory_in_use_is_not_deleted(make_client: Factory) -> None:
     client = make_client()
     name = surveyed(client)
-    deleted = client.delete(f"/v1/memories/{name.upper()}")
-    assert deleted.status_code == 204 and deleted.content == b""
-    assert client.get(f"/v1/memories/{name}").status_code == 404
-    assert name not in [m["name"] for m in client.get("/v1/memories").json()]
-    again = client.delete(f"/v1/memories/{name}")
-    assert again.status_code == 404 and again.json()["error"]["code"] == "unknown_memory"
-    assert client.post("/v1/memories", json={"name": name, "domain": "example_home"}).status_code == 201
+    for params in ({}, {"abandoned_import": "true"}):
+        refused = client.delete(f"/v1/memories/{name.upper()}", params=params)
+        assert refused.status_code == 409 and refused.json()["error"]["code"] == "memory_exists", refused.text
+    assert "is in use and is not deleted" in client.delete(f"/v1/memories/{name}").json()["error"]["message"]
+    assert client.get(f"/v1/memories/{name}").json()["version"] == 1
 
 
 def test_a_memory_a_killed_import_left_is_deleted_only_as_an_abandoned_import(make_client: Factory) -> None:
     client = make_client()
     stuck = unique_name("stuck")
     client.app.state.services.store.create_memory(stuck, "example_home", importing=True)  # type: ignore[attr-defined]
-    refused = client.delete(f"/v1/memories/{stuck}")
-    assert refused.status_code == 409 and refused.json()["error"]["code"] == "memory_exists"
-    assert "being imported" in refused.json()["error"]["message"]
-    assert "abandoned_import" in refused.json()["error"]["message"]
+    hidden = client.delete(f"/v1/memories/{stuck}")
+    assert hidden.status_code == 404 and hidden.json()["error"]["code"] == "unknown_memory"
     create = {"name": stuck, "domain": "example_home"}
-    assert client.post("/v1/memories", json=create).status_code == 409  # the name is still taken
+    taken = client.post("/v1/memories", json=create)
+    assert taken.status_code == 409 and "abandoned_import" in taken.json()["error"]["message"]
     freed = client.delete(f"/v1/memories/{stuck}", params={"abandoned_import": "true"})
-    assert freed.status_code == 204, freed.text
+    assert freed.status_code == 204 and freed.content == b"", freed.text
     assert client.post("/v1/memories", json=create).status_code == 201
     in_use = client.delete(f"/v1/memories/{stuck}", params={"abandoned_import": "true"})
     assert in_use.status_code == 409 and "not being imported" in in_use.json()["error"]["message"]
     assert client.get(f"/v1/memories/{stuck}").status_code == 200
+    gone = client.delete(f"/v1/memories/{unique_name('attic')}", params={"abandoned_import": "true"})
+    assert gone.status_code == 404 and gone.json()["error"]["code"] == "unknown_memory"
 
 
 def test_facts_filtered_by_entity_and_predicate(make_client: Factory) -> None:
