@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query
+from fastapi import APIRouter, Body, Query, Response
 
 from kg_memory import WorldMemory
 from kg_memory.model import MAX_NAME_LENGTH
@@ -49,11 +49,12 @@ def delete_memory(
         bool,
         Query(description="delete the hidden memory an import left when its process stopped (required)"),
     ] = False,
-) -> None:
+) -> Response:
     """Delete the hidden memory an import left when its process stopped, with its history, to free its
     name. A memory in use is not deleted (409): every process holding it by its name would go on with
     whatever is made under that name next."""
     ops.delete_memory(memory, abandoned_import=abandoned_import)
+    return Response(status_code=204)  # no body, so no media type either
 
 
 @reads.get("/{memory}/export", response_model=dict[str, Any])

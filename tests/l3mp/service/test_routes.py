@@ -73,6 +73,7 @@ def test_a_memory_a_killed_import_left_is_deleted_only_as_an_abandoned_import(ma
     assert taken.status_code == 409 and "abandoned_import" in taken.json()["error"]["message"]
     freed = client.delete(f"/v1/memories/{stuck}", params={"abandoned_import": "true"})
     assert freed.status_code == 204 and freed.content == b"", freed.text
+    assert "content-type" not in freed.headers
     assert client.post("/v1/memories", json=create).status_code == 201
     in_use = client.delete(f"/v1/memories/{stuck}", params={"abandoned_import": "true"})
     assert in_use.status_code == 409 and "not being imported" in in_use.json()["error"]["message"]
