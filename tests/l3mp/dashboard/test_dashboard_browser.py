@@ -71,6 +71,9 @@ def click_entity(page: Any, name: str) -> None:
     """A real mouse click on the entity's node, after searching for it (which zooms to it)."""
     page.fill("#search", name)
     page.wait_for_function("() => document.querySelector('#search-count').textContent.endsWith('found')")
+    # an earlier selection's centring animation may still be moving the view: the node is where it
+    # will be clicked only once it has stopped
+    page.wait_for_function("() => !window.l3mpDashboard.cy.animated()")
     settled(page)
     point = page.evaluate(
         """(name) => {
