@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,7 @@ from mcp_support import (
 
 from l3mp.llm import ScriptedModel
 from l3mp.mcp.server import build_mcp
-from l3mp.operations import Operations
+from l3mp.operations import Operations, Services
 from l3mp.operations.models import DeltaIn, ExplainOut, MemoryIn, PlanOut, StateOut, UpdateOut
 
 MODES = ("auto", "legacy")  # 2026-07-28 and the handshake era (2025-11-25)
@@ -370,6 +372,16 @@ async def test_a_plan_for_a_pddl_goal_changes_nothing(tmp_path: Path) -> None:
         assert Operations(services=services).state(name).version == 1
 
 
+@asynccontextmanager
+async def _listening(services: Services, uri: str) -> AsyncIterator[tuple[Client, Any]]:
+    """A client of the MCP server over ``services``, subscribed to ``uri``'s changes."""
+    async with (
+        Client(build_mcp(lambda: services)) as client,
+        client.listen(resource_subscriptions=[uri]) as subscription,
+    ):
+        yield client, subscription
+
+
 @pytest.mark.anyio
 async def test_subscribers_hear_of_a_change_in_both_eras(tmp_path: Path) -> None:
     settings = settings_for(tmp_path)
@@ -377,10 +389,7 @@ async def test_subscribers_hear_of_a_change_in_both_eras(tmp_path: Path) -> None
     uri = f"l3mp://memories/{name}/state"
     with running_services(settings) as services:
         ops = Operations(services=services)
-        async with (
-            Client(build_mcp(lambda: services)) as client,
-            client.listen(resource_subscriptions=[uri]) as subscription,
-        ):
+        async with _listening(services, uri) as (client, subscription):
             assert subscription.honored.resource_subscriptions == [uri]
             await client.call_tool("apply_delta", {"memory": name, "add": ["(light_on lamp_1)"]})
             with anyio.fail_after(10):
@@ -412,10 +421,7 @@ async def test_subscribers_hear_that_their_memory_was_deleted_and_made_again(tmp
     uri = f"l3mp://memories/{name}/state"
     with running_services(settings) as services:
         ops = Operations(services=services)
-        async with (
-            Client(build_mcp(lambda: services)) as client,
-            client.listen(resource_subscriptions=[uri]) as subscription,
-        ):
+        async with _listening(services, uri) as (_, subscription):
             # no door deletes a memory in use; the store can (another process, an operator)
             await anyio.to_thread.run_sync(services.store.delete_memory, name)
             with anyio.fail_after(10):
