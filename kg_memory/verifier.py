@@ -83,7 +83,7 @@ class Verifier:
                         "is static: no action changes it, so only perception may change it; leave it out",
                     )
                 )
-        before = state.facts_about(mentioned)
+        before = state.facts_about(self._entities_read(delta, mentioned, known, malformed))
         issues += self._check_presence(delta, before, malformed)
         after = (before - delta.remove) | (delta.add - malformed)
         added = delta.add - malformed - before
@@ -93,6 +93,38 @@ class Verifier:
         issues += self._check_groups(before_index, after_index, added)
         issues += self._check_invariants(delta, mentioned, before_index, after_index, known, source)
         return tuple(issues)
+
+    def _entities_read(
+        self, delta: Delta, mentioned: frozenset[str], known: Mapping[str, Entity], malformed: set[Fact]
+    ) -> AbstractSet[str]:
+        """The entities whose facts the checks below look at; every other mentioned entity's facts
+        cannot change a verdict, and a delta moving items between furniture would otherwise read
+        everything standing on that furniture.
+
+        That is the first argument of each fact in the delta (whether it holds, and a function's
+        old value, are facts about it), each rule group's key entity for an added fact (its
+        bucket), and every mentioned entity of a type an at-least-one invariant covers. An
+        invariant of another kind whose predicates change scans the whole neighbourhood: then it
+        is every mentioned entity.
+        """
+        changed = {f.predicate for f in delta.add | delta.remove}
+        at_least_one = []
+        for invariant in self.domain.rules.invariants:
+            if invariant.kind is InvariantKind.AT_LEAST_ONE:
+                at_least_one.append(invariant.type)
+            elif changed & invariant.predicates():
+                return mentioned
+        names = {f.args[0] for f in delta.remove | delta.add if f.args}
+        for fact in delta.add - malformed:
+            for group, predicates in zip(self.domain.rules.groups, self._group_predicates, strict=True):
+                hit = group.key_of(fact) if fact.predicate in predicates else None
+                if hit is not None:
+                    names.add(hit[1][0])
+        for name in mentioned - names:
+            entity = known.get(name)
+            if entity is not None and any(self._is_subtype(entity.type, type_) for type_ in at_least_one):
+                names.add(name)
+        return names
 
     # -- entities and schema -------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from fuzz_deltas import DeltaFuzz, households
 
 from kg_memory import (
     Delta,
@@ -35,73 +36,6 @@ F = Fact.parse
 SOURCES = list(UpdateSource)
 
 
-def _households() -> list[tuple[str, tuple[Entity, ...], frozenset[Fact]]]:
-    from sim.survey import surveyed_home
-
-    domains = DomainRegistry()
-    household = domains.get("household")
-    return [
-        ("example_home", SURVEY_ENTITIES, frozenset(SURVEY_FACTS)),
-        ("household", *surveyed_home(31, household)),
-    ]
-
-
-class _Fuzz:
-    """Random deltas over a state: moves, facts of any predicate over typed or untyped
-    arguments, removals of absent facts, additions of present ones, new entities, wrong arities."""
-
-    def __init__(self, rng: random.Random, domain: Domain, state: _State) -> None:
-        self.rng, self.domain, self.state = rng, domain, state
-        self.predicates = [*sorted(domain.predicates), "flying"]
-
-    def names(self) -> list[str]:
-        return [*sorted(self.state.entities), "ghost_1"]
-
-    def typed(self, type_: str) -> str:
-        fitting = [n for n, e in sorted(self.state.entities.items()) if self.domain.is_subtype(e.type, type_)]
-        return self.rng.choice(fitting or self.names())
-
-    def fact(self) -> Fact:
-        rng = self.rng
-        predicate = rng.choice(self.predicates)
-        schema = self.domain.predicates.get(predicate)
-        if schema is not None and rng.random() < 0.85:
-            args = tuple(
-                self.typed(p.type) if rng.random() < 0.9 else rng.choice(self.names()) for p in schema.parameters
-            )
-        else:
-            args = tuple(rng.choice(self.names()) for _ in range(rng.randint(0, 3)))
-        value = float(rng.randint(0, 9)) if schema is not None and schema.numeric and rng.random() < 0.9 else None
-        return Fact(predicate, args, value)
-
-    def move(self) -> tuple[set[Fact], set[Fact]]:
-        """An item moved from where it is to other furniture (often valid)."""
-        placed = sorted((f for f in self.state.all if f.predicate == "on"), key=str)
-        if not placed:
-            return set(), {self.fact()}
-        here = self.rng.choice(placed)
-        return {here}, {Fact("on", (here.args[0], self.typed("furniture")))}
-
-    def delta(self) -> Delta:
-        rng = self.rng
-        present = sorted(self.state.all, key=str)
-        remove, add = self.move() if rng.random() < 0.4 else (set(), set())
-        remove |= {rng.choice(present) for _ in range(rng.choice([0, 0, 1, 2]))}
-        add |= {self.fact() for _ in range(rng.choice([0, 1, 1, 2]))}
-        if rng.random() < 0.05:
-            remove.add(self.fact())  # most likely absent
-        if rng.random() < 0.05:
-            add.add(rng.choice(present))
-        if rng.random() < 0.03:
-            both = rng.choice(present)  # well formed: the verifier cannot word a malformed one here
-            remove.add(both)
-            add.add(both)
-        created = (
-            (Entity(f"new_{rng.randint(0, 5)}", rng.choice(sorted(self.domain.types))),) if rng.random() < 0.03 else ()
-        )
-        return Delta(remove=remove, add=add, new_entities=created)
-
-
 def _decided_alone(delta: Delta, domain: Domain) -> bool:
     """The deltas the counters decide without the verifier: no new entity, no numeric fact, no
     predicate of a ``requires`` invariant."""
@@ -110,7 +44,7 @@ def _decided_alone(delta: Delta, domain: Domain) -> bool:
     return not delta.new_entities and all(f.value is None and f.predicate not in required for f in facts)
 
 
-@pytest.mark.parametrize("domain_name, entities, facts", _households(), ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize("domain_name, entities, facts", households(), ids=lambda v: v if isinstance(v, str) else "")
 def test_fast_rule_check_agrees_with_the_verifier(
     domain_name: str, entities: tuple[Entity, ...], facts: frozenset[Fact]
 ) -> None:
@@ -121,7 +55,7 @@ def test_fast_rule_check_agrees_with_the_verifier(
     assert verifier.verify(survey, _View(state), UpdateSource.SENSOR) == ()
     state.apply(survey)
     rules.apply(survey)
-    rng, fuzz = random.Random(7), _Fuzz(random.Random(11), domain, state)
+    rng, fuzz = random.Random(7), DeltaFuzz(random.Random(11), domain, state)
     verdicts: Counter[str] = Counter()
     codes: set[IssueCode] = set()
     for _ in range(3_000):

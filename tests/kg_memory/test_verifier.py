@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 import pytest
 from conftest import SURVEY_ENTITIES, SURVEY_FACTS, SetView
+from fuzz_deltas import DeltaFuzz, households, thor_kitchen
 
 from experiments.household import Mover, build_household
 from kg_memory import Delta, DomainRegistry, Entity, Fact, Issue, IssueCode, UpdateSource, Verifier
 from kg_memory import verifier as verifier_module
+from kg_memory._replay import _State
 
 F = Fact.parse
 NL, SENSOR, REVERT = UpdateSource.NL, UpdateSource.SENSOR, UpdateSource.REVERT
@@ -206,3 +209,66 @@ def test_a_large_delta_is_judged_as_a_small_one_would_be(monkeypatch: pytest.Mon
     scanned = [verifier.verify(d, view, SENSOR) for d in (moves, broken)]
     assert indexed == scanned
     assert indexed[0] == () and IssueCode.FUNCTIONAL in {i.code for i in indexed[1]}
+
+
+class _Reading:
+    """A state that records which entities the verifier asks about and can answer more than
+    asked: every fact about every entity the delta mentions, or every fact there is."""
+
+    def __init__(self, state: _State, *, widen_to: Iterable[str] | None = None, everything: bool = False) -> None:
+        self.state, self.widen_to, self.everything = state, widen_to, everything
+        self.asked: set[str] = set()
+
+    def entities(self, names: Iterable[str]) -> Mapping[str, Entity]:
+        return self.state.entities_of(names)
+
+    def facts_about(self, names: Iterable[str]) -> frozenset[Fact]:
+        self.asked.update(names)
+        if self.everything:
+            return frozenset(self.state.all)
+        return self.state.facts_about(self.asked if self.widen_to is None else self.widen_to)
+
+
+def _judged_both_ways(domain_name: str, entities: tuple[Entity, ...], facts: frozenset[Fact]) -> None:
+    """The verifier reads the facts of fewer entities than a delta mentions; given every mentioned
+    entity's facts, or the whole state, it words every verdict the same."""
+    domain = DomainRegistry().get(domain_name)
+    verifier, state = Verifier(domain), _State(domain.constant_entities())
+    state.apply(Delta(add=facts, new_entities=tuple(e for e in entities if e.name not in state.entities)))
+    rng, fuzz = random.Random(3), DeltaFuzz(random.Random(13), domain, state)
+    refused, narrowed = 0, 0
+    for _ in range(2_000):
+        delta, source = fuzz.delta(), rng.choice(list(UpdateSource))
+        reading = _Reading(state)
+        issues = verifier.verify(delta, reading, source)
+        assert issues == verifier.verify(delta, _Reading(state, widen_to=delta.mentioned()), source), delta
+        assert issues == verifier.verify(delta, _Reading(state, everything=True), source), delta
+        refused += bool(issues)
+        narrowed += reading.asked < delta.mentioned()
+        if not issues:
+            state.apply(delta)
+    assert refused > 300 and 2_000 - refused > 300, refused
+    assert narrowed > 300, narrowed
+
+
+@pytest.mark.parametrize("domain_name, entities, facts", households(), ids=lambda v: v if isinstance(v, str) else "")
+def test_reading_only_what_the_rules_look_at_changes_no_verdict(
+    domain_name: str, entities: tuple[Entity, ...], facts: frozenset[Fact]
+) -> None:
+    _judged_both_ways(domain_name, entities, facts)
+
+
+def test_reading_only_what_the_rules_look_at_changes_no_verdict_in_a_thor_kitchen(tmp_path: Path) -> None:
+    # its rules key on an item held by the robot: the second argument of the fact that holds it
+    _judged_both_ways("thor", *thor_kitchen(tmp_path))
+
+
+def test_moving_items_reads_the_items_not_what_else_stands_on_the_furniture() -> None:
+    household = build_household(600, 2_400, seed=3)
+    domain = DomainRegistry().get("example_home")
+    state = _State(domain.constant_entities())
+    state.apply(Delta(add=household.facts, new_entities=household.entities))
+    moves, _ = Mover(random.Random(5), household).propose(120)
+    reading = _Reading(state)
+    assert Verifier(domain).verify(moves, reading, UpdateSource.EXECUTION) == ()
+    assert reading.asked == {f.args[0] for f in moves.add}
