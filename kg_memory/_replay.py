@@ -13,12 +13,12 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from kg_memory._rule_index import RuleIndex
 from kg_memory.errors import KgMemoryError, NotApplicable
@@ -40,6 +40,18 @@ _STORABLE_ANYWAY = frozenset(
         IssueCode.STATIC_PREDICATE,
     }
 )
+
+
+@runtime_checkable
+class PreparedHistory(Protocol):
+    """A store whose :meth:`~kg_memory.store.GraphStore.load_history` comes in two steps: the
+    batch made ready for its database (Python's work, holding the GIL), then written (the
+    database's, which need not hold it). An import then readies a batch on its own thread while
+    the one before it is written on the writer's."""
+
+    def prepare_history(self, memory: str, updates: Sequence[Update], checkpoints: Sequence[Checkpoint]) -> Any: ...
+
+    def load_prepared(self, memory: str, prepared: Any) -> None: ...
 
 
 _WRITER: list[ThreadPoolExecutor] = []
@@ -284,11 +296,24 @@ class Replay:
         """Hand the batch to the writer (after the one before it is written)."""
         if not self.batch:
             return
-        self.written()
         batch, checkpoints = self.batch, self.checkpoints
-        where = f"updates {batch[0].id}..{batch[-1].id}"
-        self.pending = (_writer().submit(self.store.load_history, self.memory, batch, checkpoints), where)
         self.batch, self.checkpoints = [], []
+        where = f"updates {batch[0].id}..{batch[-1].id}"
+        write = self.prepared(batch, checkpoints, where)
+        self.written()
+        self.pending = (_writer().submit(write), where)
+
+    def prepared(self, batch: list[Update], checkpoints: list[Checkpoint], where: str) -> Callable[[], None]:
+        """The batch's write, made ready on this thread while the one before it is written, if
+        the store can: then the writer thread does almost nothing that needs the GIL."""
+        store, memory = self.store, self.memory
+        if not isinstance(store, PreparedHistory):
+            return lambda: store.load_history(memory, batch, checkpoints)
+        try:
+            ready = store.prepare_history(memory, batch, checkpoints)
+        except NotApplicable as exc:
+            raise self.fail(where, str(exc)) from exc
+        return lambda: store.load_prepared(memory, ready)
 
     def written(self) -> None:
         """Wait for the batch being written; the store's refusal of it is the import's."""

@@ -23,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any, Protocol, runtime_checkable
 
+from kg_memory._collector import collection_paused
 from kg_memory._replay import Replay, facts_digest
 from kg_memory.errors import InvalidValue, KgMemoryError
 from kg_memory.model import Fact, Memory, pddl_name
@@ -252,7 +253,8 @@ def import_stream(store: GraphStore, items: Iterable[Mapping[str, Any]], name: s
         raise InvalidValue("memory export", "header", f"it is malformed ({type(exc).__name__}: {exc})") from exc
     store.create_memory(target, domain.name, importing=True)  # hidden until its state is loaded
     try:
-        Replay(store, target, Verifier(domain), datetime.now(UTC) + CLOCK_SKEW).run(stream)
+        with collection_paused():
+            Replay(store, target, Verifier(domain), datetime.now(UTC) + CLOCK_SKEW).run(stream)
     except BaseException:
         store.delete_memory(target)
         raise

@@ -8,7 +8,9 @@ import gzip
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from json.encoder import encode_basestring_ascii
 from operator import itemgetter
 from typing import Any
 
@@ -185,49 +187,87 @@ def get_update(conn: sqlite3.Connection, memory: str, memory_id: int, update_id:
     return None if row is None else update_from_row(memory, dict(zip(UPDATE_COLUMNS, row, strict=True)))
 
 
-def duplicate_ids(conn: sqlite3.Connection, memory_id: int, updates: Sequence[Update]) -> list[str]:
-    """Ids of ``updates`` that repeat within them or are already in the memory's log."""
-    seen: set[str] = set()
-    repeated = [u.id for u in updates if u.id in seen or seen.add(u.id)]  # type: ignore[func-returns-value]
-    stored = conn.execute(
-        "SELECT id FROM updates WHERE memory_id = ? AND id IN (SELECT value FROM json_each(?))",
-        (memory_id, json.dumps([u.id for u in updates])),
-    )
-    return repeated + [r[0] for r in stored]
+@dataclass(frozen=True, slots=True)
+class _Rows:
+    """Rows of one table, without their memory's id, as one JSON array that SQLite reads in one
+    statement; as the rows themselves when the text holds an escaped NUL (SQLite's JSON ends a
+    string there), to go in one by one."""
+
+    width: int
+    text: str | None
+    rows: Sequence[tuple[Any, ...]]
+
+    @classmethod
+    def of(cls, rows: Sequence[tuple[Any, ...]]) -> _Rows:
+        if not rows:
+            return cls(0, None, ())
+        text = json.dumps(rows, ensure_ascii=False)  # a lone surrogate fails to encode, as a bound value would
+        return cls(len(rows[0]), None, rows) if "\\u0000" in text else cls(len(rows[0]), text, ())
+
+    def insert(self, conn: sqlite3.Connection, memory_id: int, into: str) -> None:
+        if not self.width:
+            return
+        if self.text is None:
+            marks = ", ".join("?" * (self.width + 1))
+            conn.executemany(f"INSERT INTO {into} VALUES ({marks})", [(memory_id, *row) for row in self.rows])
+            return
+        picks = ", ".join(f"value ->> {i}" for i in range(self.width))
+        conn.execute(f"INSERT INTO {into} SELECT ?, {picks} FROM json_each(?)", (memory_id, self.text))
 
 
-def load(
-    conn: sqlite3.Connection, memory_id: int, updates: Sequence[Update], checkpoints: Iterable[Checkpoint]
-) -> None:
-    """Append already-verified, stamped updates and their checkpoints (an import's batch)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadBatch:
+    """An import's batch of already-verified, stamped updates and their checkpoints, as the
+    statements that append them take them. Making it is Python's work, which holds the GIL;
+    writing it is SQLite's, which does not: an import makes the next batch's while the last one
+    is written, on another thread (see :func:`prepare`)."""
+
+    first_seq: int
+    last_seq: int
+    last_version: int
+    repeated: tuple[str, ...]  # ids the batch itself repeats
+    ids: str  # every id, as a JSON array
+    updates: _Rows
+    touches: _Rows
+    checkpoints: tuple[tuple[int, bytes], ...]
+
+
+def prepare(updates: Sequence[Update], checkpoints: Iterable[Checkpoint]) -> LoadBatch:
+    """``updates`` (at least one) and ``checkpoints`` as a :class:`LoadBatch`."""
     stamped = [(u, timestamp_us(u.time)) for u in updates]
-    rows = [(memory_id, ts, *loaded_row(u)) for u, ts in stamped]
-    _insert_all(conn, f"updates (memory_id, ts, {', '.join(UPDATE_COLUMNS)})", rows)
-    touches = [(memory_id, name, u.seq, ts, int(seen)) for u, ts in stamped for name, seen in touched(u).items()]
+    touches = [(name, u.seq, ts, int(seen)) for u, ts in stamped for name, seen in touched(u).items()]
     # by entity, then seq (the sort is stable): each of the touches' indexes is then filled in
     # its own order, a run of neighbouring keys at a time rather than one leaf here and one there
-    touches.sort(key=itemgetter(1))
-    _insert_all(conn, "touches", touches)
-    for checkpoint in checkpoints:
-        conn.execute(
-            "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?)",
-            (memory_id, checkpoint.version, encoded_checkpoint(checkpoint)),
-        )
+    touches.sort(key=itemgetter(0))
+    seen: set[str] = set()
+    return LoadBatch(
+        first_seq=updates[0].seq,
+        last_seq=updates[-1].seq,
+        last_version=updates[-1].version,
+        repeated=tuple(u.id for u in updates if u.id in seen or seen.add(u.id)),  # type: ignore[func-returns-value]
+        ids=json.dumps([u.id for u in updates]),
+        updates=_Rows.of([(ts, *loaded_row(u)) for u, ts in stamped]),
+        touches=_Rows.of(touches),
+        checkpoints=tuple((c.version, encoded_checkpoint(c)) for c in checkpoints),
+    )
 
 
-def _insert_all(conn: sqlite3.Connection, into: str, rows: Sequence[tuple[Any, ...]]) -> None:
-    """Insert ``rows`` (of ints and strings) as one JSON array in one statement: SQLite then fills
-    the B-trees without the GIL, while an import verifies its next batch on another thread (row by
-    row, each row handed the GIL back and waited for it, and the two threads took turns). SQLite's
-    JSON ends a string at an escaped NUL, so text holding one goes in row by row."""
-    if not rows:
-        return
-    text = json.dumps(rows, ensure_ascii=False)  # a lone surrogate fails to encode, as a bound value would
-    if "\\u0000" in text:
-        conn.executemany(f"INSERT INTO {into} VALUES ({', '.join('?' * len(rows[0]))})", rows)
-        return
-    picks = ", ".join(f"value ->> {i}" for i in range(len(rows[0])))
-    conn.execute(f"INSERT INTO {into} SELECT {picks} FROM json_each(?)", (text,))
+def duplicate_ids(conn: sqlite3.Connection, memory_id: int, batch: LoadBatch) -> list[str]:
+    """Ids of the batch that repeat within it or are already in the memory's log."""
+    stored = conn.execute(
+        "SELECT id FROM updates WHERE memory_id = ? AND id IN (SELECT value FROM json_each(?))", (memory_id, batch.ids)
+    )
+    return [*batch.repeated, *(r[0] for r in stored)]
+
+
+def load(conn: sqlite3.Connection, memory_id: int, batch: LoadBatch) -> None:
+    """Append a prepared batch: its updates, their touches and its checkpoints."""
+    batch.updates.insert(conn, memory_id, f"updates (memory_id, ts, {', '.join(UPDATE_COLUMNS)})")
+    batch.touches.insert(conn, memory_id, "touches")
+    conn.executemany(
+        "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?)",
+        [(memory_id, version, state) for version, state in batch.checkpoints],
+    )
 
 
 def loaded_row(update: Update) -> tuple[Any, ...]:
@@ -237,9 +277,8 @@ def loaded_row(update: Update) -> tuple[Any, ...]:
     if delta.new_entities:
         delta_text = json.dumps(delta.to_json())
     else:
-        delta_text = (
-            f'{{"remove": {_dumps(_texts(delta.remove))}, "add": {_dumps(_texts(delta.add))}, "new_entities": []}}'
-        )
+        remove, add = _string_list(_texts(delta.remove)), _string_list(_texts(delta.add))
+        delta_text = f'{{"remove": {remove}, "add": {add}, "new_entities": []}}'
     return (
         update.seq,
         update.id,
@@ -274,7 +313,11 @@ _FACT_TEXTS: dict[Fact, str] = {}
 _FACT_TEXTS_MAX = 1 << 16
 _ENTITIES_TEXT: list[tuple[tuple[Entity, ...], str]] = []
 _compact = json.JSONEncoder(separators=(",", ":")).encode
-_dumps = json.JSONEncoder().encode  # json.dumps with its defaults
+
+
+def _string_list(texts: list[str]) -> str:
+    """``json.dumps(texts)``, byte for byte, without making an encoder for each list."""
+    return "[" + ", ".join(map(encode_basestring_ascii, texts)) + "]"
 
 
 def encoded_checkpoint(checkpoint: Checkpoint) -> bytes:

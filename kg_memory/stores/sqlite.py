@@ -464,21 +464,30 @@ class SQLiteStore:
         return self._read(_log.horizon, memory)
 
     def load_history(self, memory: str, updates: Sequence[Update], checkpoints: Sequence[Checkpoint] = ()) -> None:
-        if not updates:
-            return
+        self.load_prepared(memory, self.prepare_history(memory, updates, checkpoints))
+
+    def prepare_history(
+        self, memory: str, updates: Sequence[Update], checkpoints: Sequence[Checkpoint] = ()
+    ) -> _log.LoadBatch | None:
+        """:meth:`load_history`'s Python work, before (and on another thread than) its writing."""
         check_load(memory, updates)
+        return _log.prepare(updates, checkpoints) if updates else None
+
+    def load_prepared(self, memory: str, batch: _log.LoadBatch | None) -> None:
+        """:meth:`load_history`'s writing of a batch :meth:`prepare_history` made."""
+        if batch is None:
+            return
         with self._write("import", memory) as conn:
             memory_id, _, version, seq, _ = self._memory_row(conn, memory, importing=True)
-            if updates[0].seq != seq:
-                raise NotApplicable(memory, f"the history resumes at seq {updates[0].seq}, not {seq}")
-            repeated = _log.duplicate_ids(conn, memory_id, updates)
+            if batch.first_seq != seq:
+                raise NotApplicable(memory, f"the history resumes at seq {batch.first_seq}, not {seq}")
+            repeated = _log.duplicate_ids(conn, memory_id, batch)
             if repeated:
                 raise NotApplicable(memory, f"update ids must be unique; {repeated[0]!r} is repeated")
-            _log.load(conn, memory_id, updates, checkpoints)
-            last = updates[-1]
+            _log.load(conn, memory_id, batch)
             conn.execute(
                 "UPDATE memories SET version = ?, next_seq = ? WHERE id = ?",
-                (max(version, last.version), last.seq + 1, memory_id),
+                (max(version, batch.last_version), batch.last_seq + 1, memory_id),
             )
 
     def load_state(self, memory: str, entities: Iterable[Entity], facts: Iterable[Fact]) -> None:
