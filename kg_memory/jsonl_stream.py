@@ -148,8 +148,12 @@ def _compact_delta(text: str) -> str:
 
 
 def _compact(text: str) -> str:
-    """Stored JSON text as the export writes it (compact; the empty list and object as they are)."""
-    return text if text in ("[]", "{}") else _encode(_decode(text)[0])
+    """Stored JSON text as the export writes it. Text a store wrote in that form (meta, since
+    stores write it so) is copied: compact text has no ", " or ": " outside its strings, and
+    text written with those separators has one unless it is the same either way."""
+    if ", " not in text and ": " not in text:
+        return text
+    return _encode(_decode(text)[0])
 
 
 def document_lines(data: Mapping[str, Any]) -> Iterator[dict[str, Any]]:

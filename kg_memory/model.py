@@ -87,8 +87,9 @@ def _text(value: object, what: str) -> str:
     return value
 
 
-# What the export writes: JSON without NaN or Infinity, which a reader of JSON need not accept.
-strict_json = json.JSONEncoder(allow_nan=False).encode
+# What the export writes: compact JSON without NaN or Infinity, which a reader of JSON need not
+# accept. Stores keep meta in this form too, so an export copies it as it is.
+strict_json = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 # Deeper meta would be stored, then fail every reader that writes it back out (pydantic's
 # serializer stops at a depth of 255): a history page or an export would fail for good.
 MAX_META_DEPTH = 64

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from kg_memory.errors import InvalidValue, MemoryExists, NotApplicable
-from kg_memory.model import Delta, Issue, Update, UpdateSource, UpdateStatus
+from kg_memory.model import Delta, Issue, Update, UpdateSource, UpdateStatus, meta_json
 
 UPDATE_COLUMNS = ("seq", "id", "source", "input", "delta", "status", "issues", "version", "time", "meta")
 
@@ -35,7 +35,7 @@ def update_row(update: Update) -> dict[str, Any]:
         "issues": json.dumps([i.to_json() for i in update.issues]),
         "version": update.version,
         "time": update.time.isoformat(),
-        "meta": json.dumps(dict(update.meta)),
+        "meta": meta_json(update.meta),
     }
 
 

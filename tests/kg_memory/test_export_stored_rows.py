@@ -4,6 +4,7 @@ lines the decoded path makes, and re-import."""
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,7 @@ def varied(tmp_path: Path) -> WorldMemory:
         Delta(remove={F("(on mug_1 table_1)")}, add={F("(on mug_1 shelf_1)")}),
         source=UpdateSource.NL,
         input='Alex put the mug on the shelf — "quickly"',
-        meta={"retrieval": {"facts": 12, "ratio": 0.125}, "tokens": [3, 4]},
+        meta={"retrieval": {"facts": 12, "ratio": 0.125}, "tokens": [3, 4], "said": "mug, shelf: done"},
     )
     assert moved.status is UpdateStatus.APPLIED, moved.issues
     refused = home.apply(Delta(add={F("(on mug_1 sink_1)")}), source=UpdateSource.NL, input="the mug is in the sink")
@@ -88,6 +89,22 @@ def test_export_lines_are_byte_identical_to_the_decoded_path(
     assert [u.to_json() | {"memory": ""} for u in copy.history()] == [
         u.to_json() | {"memory": ""} for u in varied.history()
     ]
+
+
+def test_meta_stored_with_spaces_by_earlier_versions_is_exported_compactly(varied: WorldMemory) -> None:
+    """Stores write meta compactly, as the export does, and it is copied as it is; files written
+    before kept it with json.dumps's spaces, which the export re-encodes."""
+    store = varied.store
+    assert isinstance(store, SQLiteStore)
+    with contextlib.closing(sqlite3.connect(store.path)) as conn:
+        stored = conn.execute("SELECT meta FROM updates WHERE meta LIKE '%said%'").fetchone()[0]
+        assert stored.startswith('{"retrieval":{"facts":12,') and "mug, shelf: done" in stored
+        for seq, meta in conn.execute("SELECT seq, meta FROM updates").fetchall():
+            conn.execute("UPDATE updates SET meta = ? WHERE seq = ?", (json.dumps(json.loads(meta)), seq))
+        conn.commit()
+    fast = list(jsonl_stream.export_lines(_Rows(store), varied.name))
+    assert fast == list(jsonl_stream.export_lines(_Decoded(store), varied.name))
+    assert '"meta":{"retrieval":{"facts":12,"ratio":0.125},"tokens":[3,4],"said":"mug, shelf: done"}' in "".join(fast)
 
 
 def test_history_rows_are_in_the_columns_order_and_stop_at_the_limit(varied: WorldMemory) -> None:
