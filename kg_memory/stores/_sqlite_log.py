@@ -187,32 +187,14 @@ def get_update(conn: sqlite3.Connection, memory: str, memory_id: int, update_id:
     return None if row is None else update_from_row(memory, dict(zip(UPDATE_COLUMNS, row, strict=True)))
 
 
-@dataclass(frozen=True, slots=True)
-class _Rows:
-    """Rows of one table, without their memory's id, as one JSON array that SQLite reads in one
-    statement; as the rows themselves when the text holds an escaped NUL (SQLite's JSON ends a
-    string there), to go in one by one."""
-
-    width: int
-    text: str | None
-    rows: Sequence[tuple[Any, ...]]
-
-    @classmethod
-    def of(cls, rows: Sequence[tuple[Any, ...]]) -> _Rows:
-        if not rows:
-            return cls(0, None, ())
-        text = json.dumps(rows, ensure_ascii=False)  # a lone surrogate fails to encode, as a bound value would
-        return cls(len(rows[0]), None, rows) if "\\u0000" in text else cls(len(rows[0]), text, ())
-
-    def insert(self, conn: sqlite3.Connection, memory_id: int, into: str) -> None:
-        if not self.width:
-            return
-        if self.text is None:
-            marks = ", ".join("?" * (self.width + 1))
-            conn.executemany(f"INSERT INTO {into} VALUES ({marks})", [(memory_id, *row) for row in self.rows])
-            return
-        picks = ", ".join(f"value ->> {i}" for i in range(self.width))
-        conn.execute(f"INSERT INTO {into} SELECT ?, {picks} FROM json_each(?)", (memory_id, self.text))
+_LOG_COLUMNS = f"updates (memory_id, ts, {', '.join(UPDATE_COLUMNS)})"
+_LOG_WIDTH = 1 + len(UPDATE_COLUMNS)  # a prepared row: ts, the columns, then the names it touches
+# by entity, then seq: each of the touches' indexes is then filled in its own order, a run of
+# neighbouring keys at a time rather than one leaf here and one there; SQLite sorts them
+_TOUCHES_FROM_ROWS = (
+    "INSERT INTO touches SELECT ?, n.key, u.value ->> 1, u.value ->> 0, n.value"
+    f" FROM json_each(?) u, json_each(u.value, '$[{_LOG_WIDTH}]') n ORDER BY n.key, u.value ->> 1"
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -220,25 +202,27 @@ class LoadBatch:
     """An import's batch of already-verified, stamped updates and their checkpoints, as the
     statements that append them take them. Making it is Python's work, which holds the GIL;
     writing it is SQLite's, which does not: an import makes the next batch's while the last one
-    is written, on another thread (see :func:`prepare`)."""
+    is written, on another thread (see :func:`prepare`).
+
+    The rows go as one JSON array that SQLite reads in one statement for the log and one for the
+    touches; as the rows themselves when the text holds an escaped NUL (SQLite's JSON ends a
+    string there), to go in one by one."""
 
     first_seq: int
     last_seq: int
     last_version: int
     repeated: tuple[str, ...]  # ids the batch itself repeats
     ids: str  # every id, as a JSON array
-    updates: _Rows
-    touches: _Rows
+    text: str | None
+    rows: Sequence[tuple[Any, ...]]
     checkpoints: tuple[tuple[int, bytes], ...]
 
 
 def prepare(updates: Sequence[Update], checkpoints: Iterable[Checkpoint]) -> LoadBatch:
     """``updates`` (at least one) and ``checkpoints`` as a :class:`LoadBatch`."""
-    stamped = [(u, timestamp_us(u.time)) for u in updates]
-    touches = [(name, u.seq, ts, int(seen)) for u, ts in stamped for name, seen in touched(u).items()]
-    # by entity, then seq (the sort is stable): each of the touches' indexes is then filled in
-    # its own order, a run of neighbouring keys at a time rather than one leaf here and one there
-    touches.sort(key=itemgetter(0))
+    rows = [(timestamp_us(u.time), *loaded_row(u), _touched(u)) for u in updates]
+    text = json.dumps(rows, ensure_ascii=False)  # a lone surrogate fails to encode, as a bound value would
+    nul = "\\u0000" in text
     seen: set[str] = set()
     return LoadBatch(
         first_seq=updates[0].seq,
@@ -246,10 +230,14 @@ def prepare(updates: Sequence[Update], checkpoints: Iterable[Checkpoint]) -> Loa
         last_version=updates[-1].version,
         repeated=tuple(u.id for u in updates if u.id in seen or seen.add(u.id)),  # type: ignore[func-returns-value]
         ids=json.dumps([u.id for u in updates]),
-        updates=_Rows.of([(ts, *loaded_row(u)) for u, ts in stamped]),
-        touches=_Rows.of(touches),
+        text=None if nul else text,
+        rows=rows if nul else (),
         checkpoints=tuple((c.version, encoded_checkpoint(c)) for c in checkpoints),
     )
+
+
+def _touched(update: Update) -> dict[str, int]:
+    return {name: int(seen) for name, seen in touched(update).items()}
 
 
 def duplicate_ids(conn: sqlite3.Connection, memory_id: int, batch: LoadBatch) -> list[str]:
@@ -262,8 +250,16 @@ def duplicate_ids(conn: sqlite3.Connection, memory_id: int, batch: LoadBatch) ->
 
 def load(conn: sqlite3.Connection, memory_id: int, batch: LoadBatch) -> None:
     """Append a prepared batch: its updates, their touches and its checkpoints."""
-    batch.updates.insert(conn, memory_id, f"updates (memory_id, ts, {', '.join(UPDATE_COLUMNS)})")
-    batch.touches.insert(conn, memory_id, "touches")
+    if batch.text is not None:
+        picks = ", ".join(f"value ->> {i}" for i in range(_LOG_WIDTH))
+        conn.execute(f"INSERT INTO {_LOG_COLUMNS} SELECT ?, {picks} FROM json_each(?)", (memory_id, batch.text))
+        conn.execute(_TOUCHES_FROM_ROWS, (memory_id, batch.text))
+    else:
+        marks = ", ".join("?" * (_LOG_WIDTH + 1))
+        conn.executemany(f"INSERT INTO {_LOG_COLUMNS} VALUES ({marks})", [(memory_id, *r[:-1]) for r in batch.rows])
+        touches = [(memory_id, name, r[1], r[0], seen) for r in batch.rows for name, seen in r[-1].items()]
+        touches.sort(key=itemgetter(1))  # stable: by entity, then seq
+        conn.executemany("INSERT INTO touches VALUES (?, ?, ?, ?, ?)", touches)
     conn.executemany(
         "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?)",
         [(memory_id, version, state) for version, state in batch.checkpoints],
