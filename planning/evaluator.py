@@ -191,8 +191,17 @@ class ActionEvaluator:
             world.apply(outcome.delta)
         return outcome
 
-    def validate(self, plan: Sequence[GroundAction], world: World, goal: Formula | None = None) -> PlanRun:
-        """Run ``plan`` on a copy of ``world`` up to its first failing step, then test ``goal`` if given."""
+    def validate(
+        self,
+        plan: Sequence[GroundAction],
+        world: World,
+        goal: Formula | None = None,
+        *,
+        watch: BindingWatch | None = None,
+    ) -> PlanRun:
+        """Run ``plan`` on a copy of ``world`` up to its first failing step, then test ``goal`` if given
+        (under ``watch``, as :meth:`evaluate`: it may raise
+        :class:`~planning.deadline.EvaluationDeadlinePassed`)."""
         current, steps, cost = world.copy(), [], 0.0
         for index, action in enumerate(plan):
             outcome = self.execute(action, current)
@@ -210,7 +219,7 @@ class ActionEvaluator:
             cost += self.cost(action, current) or 0.0
         if goal is None:
             return PlanRun(executable=True, steps=tuple(steps), failed_at=None, world=current, cost=cost)
-        reached = self.evaluate(goal, current)
+        reached = self.evaluate(goal, current, watch=watch)
         why = () if reached else tuple(f"goal: {w.english} — {w.literal} is false" for w in self._why(goal, current))
         return PlanRun(
             executable=True,

@@ -247,7 +247,7 @@ class TieredPlanner:
             if timeout <= 0:
                 return TieredPlan(status=PlanStatus.TIMEOUT, attempts=tuple(attempts))
             sizes = (len(entities), len(context.facts))
-            attempt, failing = self._attempt(tier, world, goal, sizes, text, built, timeout)
+            attempt, failing = self._attempt(tier, world, goal, sizes, text, built, timeout, deadline=deadline)
             attempts.append(attempt)
             if attempt.accepted:
                 return self._solved(world, goal, tier, attempts, full_state, deadline)
@@ -257,6 +257,8 @@ class TieredPlanner:
         if not attempts:
             return TieredPlan(status=PlanStatus.UNSOLVABLE)
         last = attempts[-1]
+        if last.result.solved and last.valid is None:  # the deadline passed while its plan was checked
+            return TieredPlan(status=PlanStatus.TIMEOUT, attempts=tuple(attempts))
         # a plan that even the last tier could not make valid is an error, not proof of unsolvability
         status = PlanStatus.ERROR if last.result.solved else last.result.status
         return TieredPlan(status=status, attempts=tuple(attempts))
@@ -280,7 +282,7 @@ class TieredPlanner:
             entities, text = self._problem(world, goal, full_context(world))
             built = time.perf_counter() - started
             sizes = (len(entities), len(world.facts))
-            whole, _ = self._attempt("full", world, goal, sizes, text, built, left - built)
+            whole, _ = self._attempt("full", world, goal, sizes, text, built, left - built, deadline=deadline)
             attempts.append(whole)
             if whole.accepted and self._cost(world, whole) <= self._cost(world, best):
                 best, tier = whole, "full"
@@ -317,7 +319,9 @@ class TieredPlanner:
         entities, text = self._problem(world, goal, first)
         built = time.perf_counter() - started
         sizes = (len(entities), len(first.facts))
-        attempt, _ = self._attempt(TIERS[0], world, goal, sizes, text, built, timeout, planner=planner)
+        attempt, _ = self._attempt(
+            TIERS[0], world, goal, sizes, text, built, timeout, planner=planner, deadline=deadline
+        )
         return attempt
 
     def _problem(self, world: World, goal: Formula, context: Context) -> tuple[tuple[Entity, ...], str]:
@@ -337,6 +341,7 @@ class TieredPlanner:
         timeout: float,
         *,
         planner: str | None = None,
+        deadline: float | None = None,
     ) -> tuple[TierAttempt, set[str]]:
         objects, facts = sizes
         result = solve(self.domain, text, planner or self.planner, timeout)
@@ -355,7 +360,21 @@ class TieredPlanner:
             )
             return unplanned, set()
         checked = time.perf_counter()
-        outcome = self.evaluator.validate(result.plan, world, goal)
+        try:
+            outcome = self.evaluator.validate(result.plan, world, goal, watch=watch_until(deadline))
+        except EvaluationDeadlinePassed as exc:  # a plan not known to reach the goal: none, as a timeout
+            unchecked = TierAttempt(
+                tier=tier,
+                objects=objects,
+                facts=facts,
+                result=result,
+                valid=None,
+                reason=f"{exc}, after the plan's last step; the plan was not used",
+                problem=text,
+                build_seconds=built,
+                validate_seconds=time.perf_counter() - checked,
+            )
+            return unchecked, set()
         validated = time.perf_counter() - checked
         valid = outcome.executable and bool(outcome.goal_reached)
         reason = "" if valid else "the plan fails in the full state: " + "; ".join(outcome.reasons)

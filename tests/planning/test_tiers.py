@@ -9,7 +9,8 @@ import pytest
 from kg_memory import Delta, DomainRegistry, Fact
 from kg_memory.formula import Atom, Formula
 from planning import PlanStatus, World, parse_goal, pruned_context
-from planning.deadline import EvaluationDeadlinePassed
+from planning import tiers as tiers_module
+from planning.deadline import BindingWatch, EvaluationDeadlinePassed
 from planning.problem import Context, focused_context
 from planning.tiers import TieredPlanner, formula_predicates
 from sim import HomeSpec, generate_home
@@ -140,3 +141,38 @@ def test_finding_what_breaks_a_forall_goal_stops_at_a_passed_deadline(base: Worl
     assert on and on <= {e.name for e in in_time.entities}  # the lights still on are in the context
     with pytest.raises(EvaluationDeadlinePassed):
         focused_context(world, goal, [ROBOT], deadline=time.monotonic() - 1)
+
+
+@pytest.mark.parametrize("optimal", [False, True], ids=["satisficing", "optimal"])
+def test_a_deadline_that_passes_while_a_found_plan_is_checked_ends_in_timeout(
+    base: World, optimal: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The goal is tested again after the plan's last step, against the whole state: that test keeps
+    the request's deadline too. Here the clock runs out as soon as a planner has answered."""
+    world = base.copy()
+    cup = _cup(world)
+    # false before any plan, so the first check never reaches the quantifier; true after one
+    goal = parse_goal(f"(and (held {cup} {ROBOT}) (exists (?r - room) (robot_at {ROBOT} ?r)))")
+    first = pruned_context(world, goal, [ROBOT])
+    planner = TieredPlanner(world.domain, optimal=optimal)
+    assert planner.plan(world, goal, first, anchors=[ROBOT], deadline=time.monotonic() + 3600).solved
+    answered = []
+    real_solve, real_watch = tiers_module.solve, tiers_module.watch_until
+
+    def solve(*args: object, **kwargs: object) -> object:
+        answered.append(True)
+        return real_solve(*args, **kwargs)  # type: ignore[arg-type]
+
+    def watch_until(deadline: float | None) -> BindingWatch | None:
+        if not answered or deadline is None:
+            return real_watch(deadline)
+        return BindingWatch(deadline, clock=lambda: deadline + 1)  # past it from now on
+
+    monkeypatch.setattr(tiers_module, "solve", solve)
+    monkeypatch.setattr(tiers_module, "watch_until", watch_until)
+    late = planner.plan(world, goal, first, anchors=[ROBOT], deadline=time.monotonic() + 3600)
+    assert answered and late.status is PlanStatus.TIMEOUT and late.plan == ()
+    assert late.attempts and all(a.valid is None for a in late.attempts)
+    assert "the deadline passed while checking the goal" in late.attempts[0].reason
+    # without a deadline the same plan is checked to the end
+    assert planner.plan(world, goal, first, anchors=[ROBOT]).solved
