@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 from kg_memory import Domain, Entity, Fact
 from kg_memory.formula import And, Atom, Formula, Not, Or, Quantified
@@ -345,49 +346,20 @@ class TieredPlanner:
     ) -> tuple[TierAttempt, set[str]]:
         objects, facts = sizes
         result = solve(self.domain, text, planner or self.planner, timeout)
+        made = partial(
+            TierAttempt, tier=tier, objects=objects, facts=facts, result=result, problem=text, build_seconds=built
+        )
         if not result.solved:
             reason = result.message or f"the planner returned {result.status.value}"
-            unplanned = TierAttempt(
-                tier=tier,
-                objects=objects,
-                facts=facts,
-                result=result,
-                valid=None,
-                reason=reason,
-                problem=text,
-                build_seconds=built,
-                validate_seconds=0.0,
-            )
-            return unplanned, set()
+            return made(valid=None, reason=reason, validate_seconds=0.0), set()
         checked = time.perf_counter()
         try:
             outcome = self.evaluator.validate(result.plan, world, goal, watch=watch_until(deadline))
         except EvaluationDeadlinePassed as exc:  # a plan not known to reach the goal: none, as a timeout
-            unchecked = TierAttempt(
-                tier=tier,
-                objects=objects,
-                facts=facts,
-                result=result,
-                valid=None,
-                reason=f"{exc}, after the plan's last step; the plan was not used",
-                problem=text,
-                build_seconds=built,
-                validate_seconds=time.perf_counter() - checked,
-            )
-            return unchecked, set()
+            reason = f"{exc}, after the plan's last step; the plan was not used"
+            return made(valid=None, reason=reason, validate_seconds=time.perf_counter() - checked), set()
         validated = time.perf_counter() - checked
         valid = outcome.executable and bool(outcome.goal_reached)
         reason = "" if valid else "the plan fails in the full state: " + "; ".join(outcome.reasons)
         failing = _failing_action_predicates(self.domain, result.plan, outcome.failed_at)
-        attempt = TierAttempt(
-            tier=tier,
-            objects=objects,
-            facts=facts,
-            result=result,
-            valid=valid,
-            reason=reason,
-            problem=text,
-            build_seconds=built,
-            validate_seconds=validated,
-        )
-        return attempt, failing
+        return made(valid=valid, reason=reason, validate_seconds=validated), failing
