@@ -26,7 +26,7 @@ from typing import IO, Any, Protocol, runtime_checkable
 from kg_memory._collector import collection_paused
 from kg_memory._replay import Replay, facts_digest
 from kg_memory.errors import InvalidValue, KgMemoryError
-from kg_memory.model import Fact, Memory, pddl_name
+from kg_memory.model import Fact, Memory, pddl_name, strict_json
 from kg_memory.operations import EXPORT_FORMAT, state_at
 from kg_memory.store import GraphStore
 from kg_memory.verifier import Verifier
@@ -36,7 +36,7 @@ PAGE = 2_000  # updates read and written per store round trip
 CLOCK_SKEW = timedelta(minutes=5)  # how far in the future an imported time may be
 
 
-_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+_encode = strict_json  # the form stores keep meta in, so the export may copy it
 _decode = json.JSONDecoder().raw_decode
 _string = json.encoder.encode_basestring_ascii  # what the encoder writes for a str
 # A delta without new entities holds only fact texts, which never contain ", " or ": ": its

@@ -53,6 +53,9 @@ class Verifier:
         # and a verified import runs it for every update of a long history.
         self._constants = {e.name: e for e in domain.constant_entities()}
         self._group_predicates = [frozenset(p.predicate for p in g.patterns) for g in domain.rules.groups]
+        invariants = domain.rules.invariants
+        self._placed_types = [i.type for i in invariants if i.kind is InvariantKind.AT_LEAST_ONE]
+        self._scanning = [i.predicates() for i in invariants if i.kind is not InvariantKind.AT_LEAST_ONE]
         self._subtype: dict[tuple[str, str], bool] = {}
 
     def _is_subtype(self, type_: str, ancestor: str) -> bool:
@@ -108,12 +111,8 @@ class Verifier:
         is every mentioned entity.
         """
         changed = {f.predicate for f in delta.add | delta.remove}
-        at_least_one = []
-        for invariant in self.domain.rules.invariants:
-            if invariant.kind is InvariantKind.AT_LEAST_ONE:
-                at_least_one.append(invariant.type)
-            elif changed & invariant.predicates():
-                return mentioned
+        if any(changed & predicates for predicates in self._scanning):
+            return mentioned
         names = {f.args[0] for f in delta.remove | delta.add if f.args}
         for fact in delta.add - malformed:
             for group, predicates in zip(self.domain.rules.groups, self._group_predicates, strict=True):
@@ -122,7 +121,7 @@ class Verifier:
                     names.add(hit[1][0])
         for name in mentioned - names:
             entity = known.get(name)
-            if entity is not None and any(self._is_subtype(entity.type, type_) for type_ in at_least_one):
+            if entity is not None and any(self._is_subtype(entity.type, type_) for type_ in self._placed_types):
                 names.add(name)
         return names
 

@@ -220,7 +220,7 @@ class LoadBatch:
 
 def prepare(updates: Sequence[Update], checkpoints: Iterable[Checkpoint]) -> LoadBatch:
     """``updates`` (at least one) and ``checkpoints`` as a :class:`LoadBatch`."""
-    rows = [(timestamp_us(u.time), *loaded_row(u), _touched(u)) for u in updates]
+    rows = [(timestamp_us(u.time), *loaded_row(u), touched(u)) for u in updates]  # seen: true is 1 to SQLite
     text = json.dumps(rows, ensure_ascii=False)  # a lone surrogate fails to encode, as a bound value would
     nul = "\\u0000" in text
     seen: set[str] = set()
@@ -234,10 +234,6 @@ def prepare(updates: Sequence[Update], checkpoints: Iterable[Checkpoint]) -> Loa
         rows=rows if nul else (),
         checkpoints=tuple((c.version, encoded_checkpoint(c)) for c in checkpoints),
     )
-
-
-def _touched(update: Update) -> dict[str, int]:
-    return {name: int(seen) for name, seen in touched(update).items()}
 
 
 def duplicate_ids(conn: sqlite3.Connection, memory_id: int, batch: LoadBatch) -> list[str]:
