@@ -41,6 +41,8 @@ Propose = Callable[[StateView], Proposal]
 
 def writable_source(value: UpdateSource | str) -> UpdateSource:
     """A source a write may name: any but the domain's, whose one update is the memory's creation."""
+    if isinstance(value, UpdateSource) and value is not UpdateSource.DOMAIN:
+        return value
     writable = ", ".join(s.value for s in UpdateSource if s is not UpdateSource.DOMAIN)
     try:
         source = UpdateSource(value)

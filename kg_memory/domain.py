@@ -9,11 +9,12 @@ negative preconditions, conditional effects, ``forall``) loads.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any, TypeVar
 
 from kg_memory._pddl import ParsedDomain, parse_pddl_domain
 from kg_memory.errors import DomainError, UnknownDomain
@@ -23,6 +24,7 @@ from kg_memory.model import Entity
 from kg_memory.rules import Rules, load_rules
 
 ROOT_TYPE = "object"
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +59,17 @@ class Domain:
     # are in ``predicates`` with ``numeric`` set, so facts about them are checked like others.
     costs: bool = False
     planner_pddl: str = ""  # the domain as planners get it (normalised spelling, integer costs)
+    # what has been worked out from the fields above (see derived): never part of the domain's value
+    _derived: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def derived(self, compute: Callable[[Domain], _T]) -> _T:
+        """``compute(self)``, worked out once per domain: a domain never changes, and what every write
+        asks of it (type lineages, static predicates) would otherwise be rebuilt for each one."""
+        try:
+            value: _T = self._derived[compute]
+        except KeyError:
+            value = self._derived.setdefault(compute, compute(self))
+        return value
 
     def is_subtype(self, type_: str, ancestor: str) -> bool:
         """Whether ``type_`` is ``ancestor`` or descends from it."""
@@ -64,19 +77,31 @@ class Domain:
 
     def lineage(self, type_: str) -> tuple[str, ...]:
         """``type_`` and its ancestors, nearest first, ending at ``object``."""
-        return _lineage(self.types, type_)
+        return self.derived(_lineages).get(type_) or _lineage(self.types, type_)
 
     def constant_entities(self) -> tuple[Entity, ...]:
-        return tuple(Entity(name, type_) for name, type_ in sorted(self.constants.items()))
+        return self.derived(_constant_entities)
 
     @property
     def static_predicates(self) -> frozenset[str]:
-        return frozenset(p.name for p in self.predicates.values() if p.static)
+        return self.derived(_static_names)
 
     @property
     def functions(self) -> frozenset[str]:
         """The static numeric functions (distances and other action costs)."""
         return frozenset(p.name for p in self.predicates.values() if p.numeric)
+
+
+def _lineages(domain: Domain) -> dict[str, tuple[str, ...]]:
+    return {type_: _lineage(domain.types, type_) for type_ in domain.types}
+
+
+def _constant_entities(domain: Domain) -> tuple[Entity, ...]:
+    return tuple(Entity(name, type_) for name, type_ in sorted(domain.constants.items()))
+
+
+def _static_names(domain: Domain) -> frozenset[str]:
+    return frozenset(p.name for p in domain.predicates.values() if p.static)
 
 
 def _lineage(types: Mapping[str, str | None], type_: str) -> tuple[str, ...]:

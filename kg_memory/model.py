@@ -13,7 +13,7 @@ import re
 import uuid
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any, TypeAlias
@@ -491,6 +491,11 @@ class Update:
             "meta": dict(self.meta),
         }
 
+    def stamped(self, *, seq: int, version: int) -> Update:
+        """This update at its place in a history: every other field as it is (and as it was validated)."""
+        current = {name: getattr(self, name) for name in _UPDATE_FIELDS}
+        return Update.unchecked(**{**current, "seq": seq, "version": version})
+
     @classmethod
     def unchecked(cls, **fields: Any) -> Update:
         """An update from a store row (every field given), validated when it was written."""
@@ -514,6 +519,9 @@ class Update:
             time=datetime.fromisoformat(data["time"]),
             meta=data.get("meta") or {},
         )
+
+
+_UPDATE_FIELDS = tuple(f.name for f in fields(Update))
 
 
 @dataclass(frozen=True, slots=True)

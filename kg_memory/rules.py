@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -73,9 +73,16 @@ class RuleGroup:
     patterns: tuple[Pattern, ...]
     key: tuple[str, ...]
     message: str = ""
+    # the patterns' predicates: most facts a check looks at match none, and are told so at once
+    predicates: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "predicates", frozenset(p.predicate for p in self.patterns))
 
     def key_of(self, fact: Fact) -> tuple[int, tuple[str, ...]] | None:
         """(pattern index, key binding) of a matching fact, else ``None``."""
+        if fact.predicate not in self.predicates:
+            return None
         for index, pattern in enumerate(self.patterns):
             binding = pattern.match(fact)
             if binding is not None:

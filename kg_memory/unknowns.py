@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from kg_memory.domain import Domain
 from kg_memory.model import Delta, Entity, Fact, Update, UpdateStatus
-from kg_memory.rules import Invariant, InvariantKind
+from kg_memory.rules import Invariant, InvariantKind, Pattern
 from kg_memory.verifier import StateView
 
 
@@ -88,7 +88,20 @@ class Unknown:
 
 def placing_invariants(domain: Domain) -> tuple[Invariant, ...]:
     """The ``at_least_one`` invariants: what says where an entity of a type must be."""
+    return domain.derived(_placing_invariants)
+
+
+def _placing_invariants(domain: Domain) -> tuple[Invariant, ...]:
     return tuple(i for i in domain.rules.invariants if i.kind is InvariantKind.AT_LEAST_ONE)
+
+
+def _placing_patterns(domain: Domain) -> dict[str, tuple[tuple[Invariant, Pattern], ...]]:
+    """Per predicate, the placing invariants' patterns of it: most facts place nothing and match none."""
+    found: dict[str, list[tuple[Invariant, Pattern]]] = {}
+    for invariant in placing_invariants(domain):
+        for pattern in invariant.patterns:
+            found.setdefault(pattern.predicate, []).append((invariant, pattern))
+    return {predicate: tuple(pairs) for predicate, pairs in found.items()}
 
 
 def is_placing(domain: Domain, entity: Entity, fact: Fact) -> bool:
@@ -108,13 +121,13 @@ def unplaced(domain: Domain, entities: Mapping[str, Entity], facts: Iterable[Fac
     invariants = placing_invariants(domain)
     if not invariants:
         return ()
+    patterns = domain.derived(_placing_patterns)
     placed: set[str] = set()
     for fact in facts:
-        for invariant in invariants:
-            for pattern in invariant.patterns:
-                binding = pattern.match(fact)
-                if binding is not None and invariant.var in binding:
-                    placed.add(binding[invariant.var])
+        for invariant, pattern in patterns.get(fact.predicate, ()):
+            binding = pattern.match(fact)
+            if binding is not None and invariant.var in binding:
+                placed.add(binding[invariant.var])
     return tuple(
         entity
         for name, entity in sorted(entities.items())

@@ -52,7 +52,6 @@ class Verifier:
         # Everything below is derived once from the (frozen) domain: verify runs once per update,
         # and a verified import runs it for every update of a long history.
         self._constants = {e.name: e for e in domain.constant_entities()}
-        self._group_predicates = [frozenset(p.predicate for p in g.patterns) for g in domain.rules.groups]
         invariants = domain.rules.invariants
         self._placed_types = [i.type for i in invariants if i.kind is InvariantKind.AT_LEAST_ONE]
         self._scanning = [i.predicates() for i in invariants if i.kind is not InvariantKind.AT_LEAST_ONE]
@@ -115,8 +114,8 @@ class Verifier:
             return mentioned
         names = {f.args[0] for f in delta.remove | delta.add if f.args}
         for fact in delta.add - malformed:
-            for group, predicates in zip(self.domain.rules.groups, self._group_predicates, strict=True):
-                hit = group.key_of(fact) if fact.predicate in predicates else None
+            for group in self.domain.rules.groups:
+                hit = group.key_of(fact)
                 if hit is not None:
                     names.add(hit[1][0])
         for name in mentioned - names:
@@ -251,8 +250,8 @@ class Verifier:
 
     def _check_groups(self, before: _Index, after: _Index, added: AbstractSet[Fact]) -> list[Issue]:
         issues = []
-        for group, predicates in zip(self.domain.rules.groups, self._group_predicates, strict=True):
-            relevant = [f for f in added if f.predicate in predicates]
+        for group in self.domain.rules.groups:
+            relevant = [f for f in added if f.predicate in group.predicates]
             reported: set[tuple[str, ...]] = set()
             for fact in sorted(relevant, key=str):
                 hit = group.key_of(fact)

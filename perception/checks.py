@@ -124,7 +124,7 @@ def _robot_issues(observation: Observation, known: dict[str, Entity], domain: Do
 def _misplaced(observation: Observation, known: dict[str, Entity], state: StateView, domain: Domain) -> list[Issue]:
     """Stored static facts placing an observed (non-room) entity in a room other than the observation's."""
     movable = frozenset(n for n in observation.names() if not _is(known.get(n), ROOM, domain))
-    placing = _placing_predicates(domain)
+    placing = domain.derived(_placing_predicates)
     elsewhere = sorted(
         (
             f

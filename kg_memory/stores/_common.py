@@ -6,7 +6,6 @@ import functools
 import itertools
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from datetime import datetime
 from types import MappingProxyType
 from typing import Any
@@ -98,7 +97,7 @@ def check_group(memory: str, updates: Sequence[Update]) -> None:
 
 def stamp(update: Update, *, seq: int, version: int) -> Update:
     """The update as stored: its place in the history and the version it left."""
-    return replace(update, seq=seq, version=version)
+    return update.stamped(seq=seq, version=version)
 
 
 def check_load(memory: str, updates: Sequence[Update]) -> None:

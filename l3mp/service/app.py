@@ -16,6 +16,7 @@ from l3mp.operations.gate import ModelGate
 from l3mp.operations.services import Services
 from l3mp.service import dashboard, errors
 from l3mp.service.gate import EarlyRefusal
+from l3mp.service.hot_writes import HotWrites
 from l3mp.service.limits import BodyLimit, HeadAsGet
 from l3mp.service.routes import entities, health, history, memories, plans, state, updates
 from l3mp.settings import Settings
@@ -33,8 +34,12 @@ def _build_routes(app: FastAPI) -> None:
         app.url_path_for("no route has this name")
 
 
-def create_app(settings: Settings | None = None, *, model: LanguageModel | None = None) -> FastAPI:
-    """The REST service over the configured store; ``model`` replaces the one built from settings."""
+def create_app(
+    settings: Settings | None = None, *, model: LanguageModel | None = None, hot_writes: bool = True
+) -> FastAPI:
+    """The REST service over the configured store; ``model`` replaces the one built from settings.
+    ``hot_writes=False`` leaves the robots' frequent writes to their FastAPI routes alone (the
+    reference :class:`~l3mp.service.hot_writes.HotWrites` is held to)."""
     settings = settings or Settings()
     mcp = mcp_door(settings, lambda: app.state.services)  # one MCP server per app, at /mcp
 
@@ -82,6 +87,8 @@ def create_app(settings: Settings | None = None, *, model: LanguageModel | None 
     dashboard.install(app)  # the page at / and its read-only data under /dashboard
     # the same operations for agents (MCP), behind the same keys; Route serves an ASGI app as it is
     app.router.routes.append(Route(PATH, mcp.asgi, methods=METHODS, include_in_schema=False))
+    if hot_writes:  # innermost of ours: under the body limit, like every route
+        app.add_middleware(HotWrites, fastapi=app, prefix=API_PREFIX, routes=updates.HOT)
     streamed = (f"{API_PREFIX}/memories/import.jsonl", f"{API_PREFIX}{entities.PATH}")
     app.add_middleware(BodyLimit, limit=settings.max_request_bytes, streamed=streamed)
 

@@ -13,6 +13,7 @@ from kg_memory import GraphStore, WorldMemory
 from l3mp.operations import Operations
 from l3mp.operations.gate import client_key
 from l3mp.operations.services import Services
+from l3mp.settings import Settings
 
 
 def _services_of(request: Request) -> Services:
@@ -71,15 +72,23 @@ async def require_read(request: Request, key: Annotated[str | None, Security(_ke
         raise HTTPException(403, "the API key is not valid")
 
 
-async def require_write(request: Request, key: Annotated[str | None, Security(_key_header)]) -> None:
-    """Writes need the full API key when one is configured (a read-only key gets 403)."""
-    settings = _services_of(request).settings
+def write_refusal(settings: Settings, key: str | None) -> HTTPException | None:
+    """Why a write with ``key`` (the X-API-Key header's value, if any) is refused, or None: writes
+    need the full API key when one is configured (a read-only key gets 403)."""
     if settings.api_key is None and settings.read_only_api_key is None:
-        return
+        return None
     if not key:
-        raise HTTPException(401, "this route changes state: it needs the API key in the X-API-Key header")
+        return HTTPException(401, "this route changes state: it needs the API key in the X-API-Key header")
     if not _matches(key, settings.api_key):
-        raise HTTPException(403, "the API key is not valid for writes")
+        return HTTPException(403, "the API key is not valid for writes")
+    return None
+
+
+async def require_write(request: Request, key: Annotated[str | None, Security(_key_header)]) -> None:
+    """Writes need the full API key when one is configured (see :func:`write_refusal`)."""
+    refusal = write_refusal(_services_of(request).settings, key)
+    if refusal is not None:
+        raise refusal
 
 
 async def _caller(request: Request, key: Annotated[str | None, Security(_key_header)]) -> str:

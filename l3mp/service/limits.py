@@ -43,22 +43,27 @@ class BodyLimit:
                 return
             chunks.append(chunk)
             more = message.get("more_body", False)
-        body = b"".join(chunks)
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replayed(b"".join(chunks), receive), send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = error_response(413, "too_large", f"the request body exceeds {self.limit} bytes")
         response.headers["Connection"] = "close"
         await response(scope, receive, send)
+
+
+def replayed(body: bytes, receive: Receive) -> Receive:
+    """``receive`` for an app whose request body was read already: that body, then whatever comes next
+    (a disconnect)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 class HeadAsGet:

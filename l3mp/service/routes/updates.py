@@ -23,6 +23,7 @@ from l3mp.operations.models import (
 from l3mp.service.deps import CallerDep, OpsDep, ReadAccess, WriteAccess
 from l3mp.service.errors import BUSY_RESPONSES as _BUSY
 from l3mp.service.errors import RESPONSES, status_of
+from l3mp.service.hot_writes import HotRoute
 from l3mp.service.routes._common import recorded, serialized
 
 reads = APIRouter(prefix="/memories/{memory}", tags=["updates"], dependencies=[ReadAccess], responses=RESPONSES)
@@ -74,6 +75,14 @@ def _item_error(exc: Exception) -> ItemErrorOut:
 async def apply_delta(body: DeltaIn, memory: str, ops: OpsDep) -> Response:
     """Facts to remove and to add, verified against the domain and the current state."""
     return serialized(recorded(await ops.apply_delta_async(memory, body)))
+
+
+# the robots' frequent writes, answered by l3mp.service.hot_writes through these same functions
+HOT = (
+    HotRoute(tail="observations", body=ObservationIn, function=observe),
+    HotRoute(tail="observations/batch", body=ObservationsIn, function=observe_batch),
+    HotRoute(tail="deltas", body=DeltaIn, function=apply_delta),
+)
 
 
 @reads.get("/updates", response_model=HistoryOut)

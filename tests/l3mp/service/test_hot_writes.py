@@ -1,0 +1,223 @@
+"""The robots' frequent writes answered without FastAPI's machinery (l3mp.service.hot_writes) answer
+exactly as their FastAPI routes do: the same status, headers that matter and body, for valid, refused,
+malformed and unauthorised requests alike. Two apps, one with the door and one without, get the same
+requests in the same order and must stay in step."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import schemathesis
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from service_support import SURVEY
+from test_schema_fuzz import _without_lifespan
+
+from l3mp.service import create_app
+from l3mp.service.hot_writes import HotWrites
+from l3mp.settings import Settings
+
+HOME = "home"
+KEY, READ_KEY = "write-key", "read-key"
+
+
+class Pair:
+    """The same service twice, with and without the door, each on a store of its own."""
+
+    def __init__(self, tmp_path: Path, **overrides: Any) -> None:
+        def app(name: str, hot: bool) -> TestClient:
+            fields: dict[str, Any] = {"sqlite_path": tmp_path / f"{name}.db", "retriever": "full", **overrides}
+            return TestClient(create_app(Settings(**fields), hot_writes=hot))
+
+        self.hot, self.plain = app("hot", True), app("plain", False)
+
+    def __enter__(self) -> Pair:
+        for client in (self.hot, self.plain):
+            client.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for client in (self.hot, self.plain):
+            client.__exit__(None, None, None)
+
+    def served(self) -> int:
+        node: Any = self.hot.app.middleware_stack  # type: ignore[attr-defined]
+        while not isinstance(node, HotWrites):
+            node = node.app
+        return node.served
+
+    def seed(self, headers: dict[str, str] | None = None) -> None:
+        for client in (self.hot, self.plain):
+            created = client.post("/v1/memories", json={"name": HOME, "domain": "example_home"}, headers=headers)
+            assert created.status_code == 201, created.text
+            added = client.post(f"/v1/memories/{HOME}/entities", json=SURVEY, headers=headers)
+            assert added.status_code == 200, added.text
+
+    def post(self, path: str, *, hot_served: bool | None = None, **request: Any) -> tuple[int, Any]:
+        """Both answers to one request, which must agree; ``hot_served`` says whether the door answers it."""
+        before = self.served()
+        hot, plain = (client.post(path, **request) for client in (self.hot, self.plain))
+        assert (hot.status_code, _comparable(hot)) == (plain.status_code, _comparable(plain)), path
+        for header in ("content-type", "retry-after"):
+            assert hot.headers.get(header) == plain.headers.get(header), header
+        if hot_served is not None:
+            assert self.served() - before == int(hot_served)
+        return hot.status_code, _comparable(hot)
+
+
+def _comparable(response: Any) -> Any:
+    """The body with what differs between two stores by chance (ids, times, request ids) blanked."""
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text
+    return _blank(body)
+
+
+def _blank(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: "*" if k in ("id", "time", "request_id") else _blank(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_blank(v) for v in value]
+    if isinstance(value, str) and "logged as request" in value:
+        return value.split("logged as request")[0]
+    return value
+
+
+def kitchen(*, lamp_on: bool, mug_on: str, **extra: Any) -> dict[str, Any]:
+    lamp: dict[str, Any] = {"name": "lamp_1", "type": "light", "properties": ["light_on"] if lamp_on else []}
+    return {
+        "room": "kitchen",
+        "entities": [
+            {"name": "table_1", "type": "furniture"},
+            {"name": "sink_1", "type": "sink"},
+            lamp,
+            {"name": "mug_1", "type": "dish", "relations": [["on", mug_on]]},
+        ],
+        **extra,
+    }
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Iterator[Pair]:
+    with Pair(tmp_path) as both:
+        both.seed()
+        yield both
+
+
+OBSERVE = f"/v1/memories/{HOME}/observations"
+BATCH = f"/v1/memories/{HOME}/observations/batch"
+DELTAS = f"/v1/memories/{HOME}/deltas"
+
+
+def test_writes_the_door_answers_are_answered_as_the_routes_answer_them(pair: Pair) -> None:
+    assert pair.post(OBSERVE, json=kitchen(lamp_on=True, mug_on="sink_1"), hot_served=True)[0] == 200
+    status, body = pair.post(OBSERVE, json=kitchen(lamp_on=True, mug_on="sink_1"), hot_served=True)
+    assert (status, body["status"]) == (200, "noop")
+    status, body = pair.post(OBSERVE, json={"room": "attic_9", "entities": []}, hot_served=True)
+    assert (status, body["error"]["code"]) == (422, "update_rejected")
+    stale = kitchen(lamp_on=False, mug_on="table_1", expected_version=1)
+    assert pair.post(OBSERVE, json=stale, hot_served=True)[1]["error"]["code"] == "version_conflict"
+    missing = "/v1/memories/no_such_home/observations"
+    assert pair.post(missing, json=kitchen(lamp_on=False, mug_on="sink_1"), hot_served=True)[0] == 404
+    status, body = pair.post(BATCH, json={"observations": [kitchen(lamp_on=False, mug_on="table_1"), stale]})
+    assert status == 200 and [u.get("error", u["status"]) for u in body["updates"]] == [
+        "applied",
+        "version_conflict",
+    ]
+    assert pair.post(DELTAS, json={"add": ["(on mug_1 sink_1)"]}, hot_served=True)[1]["error"]["code"] == (
+        "update_rejected"
+    )
+    moved = {"remove": ["(on mug_1 table_1)"], "add": ["(on mug_1 sink_1)"], "input": "moved"}
+    assert pair.post(DELTAS, json=moved, hot_served=True)[0] == 200
+    # JSON's NaN is read by both parsers, and refused by the memory's own check of attributes
+    nan = b'{"room": "kitchen", "entities": [{"name": "mug_1", "type": "dish", "attrs": {"x": NaN}}]}'
+    status, body = pair.post(OBSERVE, content=nan, headers={"content-type": "application/json"}, hot_served=True)
+    assert (status, body["error"]["code"]) == (422, "invalid_value")
+    versions = [client.get(f"/v1/memories/{HOME}/facts").json() for client in (pair.hot, pair.plain)]
+    assert versions[0] == versions[1]
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        pytest.param({"content": b"{not json"}, id="malformed JSON"),
+        pytest.param({"content": b""}, id="no body"),
+        pytest.param({"json": {**kitchen(lamp_on=True, mug_on="sink_1"), "colour": "red"}}, id="unknown field"),
+        pytest.param({"json": kitchen(lamp_on=True, mug_on="sink_1", expected_version=True)}, id="bool version"),
+        pytest.param({"json": kitchen(lamp_on=True, mug_on="sink_1", time_step="3")}, id="string step"),
+        pytest.param({"json": {"room": "Kitchen Two", "entities": []}}, id="invalid name"),
+        pytest.param({"json": [1, 2]}, id="an array"),
+        pytest.param(
+            {"content": json.dumps(kitchen(lamp_on=True, mug_on="sink_1")).encode("utf-16")}, id="UTF-16 body"
+        ),
+        pytest.param(
+            {
+                "content": json.dumps(kitchen(lamp_on=True, mug_on="sink_1")).encode(),
+                "headers": {"content-type": "text/plain"},
+            },
+            id="text/plain",
+        ),
+        pytest.param(
+            {
+                "content": json.dumps(kitchen(lamp_on=True, mug_on="sink_1")).encode(),
+                "headers": {"content-type": "application/vnd.robot+json"},
+            },
+            id="+json type",
+        ),
+    ],
+)
+def test_requests_the_door_passes_on_get_the_routes_own_answer(pair: Pair, request_: dict[str, Any]) -> None:
+    headers = {"content-type": "application/json", **request_.pop("headers", {})}
+    pair.post(OBSERVE, headers=headers, hot_served=False, **request_)
+
+
+def test_paths_the_door_does_not_serve_exactly_go_to_the_app(pair: Pair) -> None:
+    body = kitchen(lamp_on=True, mug_on="sink_1")
+    for path in (OBSERVE + "/", f"/v1/memories/{HOME}/observations/batch/x", "/v1/memories//observations"):
+        pair.post(path, json=body, hot_served=False, follow_redirects=False)
+    assert pair.post(f"/v1/memories/{HOME}/updates/nl", json={"text": ""}, hot_served=False)[0] == 422
+
+
+def test_keys_are_checked_as_the_routes_check_them(tmp_path: Path) -> None:
+    with Pair(tmp_path, api_key=KEY, read_only_api_key=READ_KEY) as pair:
+        pair.seed(headers={"X-API-Key": KEY})
+        body = kitchen(lamp_on=True, mug_on="sink_1")
+        assert pair.post(OBSERVE, json=body, hot_served=False)[0] == 401
+        assert pair.post(OBSERVE, json=body, headers={"X-API-Key": READ_KEY}, hot_served=False)[0] == 403
+        assert pair.post(OBSERVE, json=body, headers={"X-API-Key": "wrong"}, hot_served=False)[0] == 403
+        assert pair.post(OBSERVE, json=body, headers={"X-API-Key": KEY}, hot_served=True)[0] == 200
+
+
+@pytest.mark.slow
+def test_generated_requests_get_the_same_answers(tmp_path: Path) -> None:
+    """Bodies generated from the OpenAPI schema of each write the door serves, to the surveyed home."""
+    with Pair(tmp_path) as pair:
+        pair.seed()
+        schema = schemathesis.openapi.from_asgi("/openapi.json", _without_lifespan(pair.plain.app))
+        tails = ("/observations", "/observations/batch", "/deltas")
+        operations = [
+            result.ok()
+            for result in schema.get_all_operations()
+            if result.ok().method.upper() == "POST" and result.ok().path.endswith(tails)
+        ]
+        assert len(operations) == 3
+        served = pair.served()
+        for operation in operations:
+            _same_answers_to_generated_bodies(pair, operation)
+        assert pair.served() > served  # some generated bodies were valid, and the door answered them
+
+
+def _same_answers_to_generated_bodies(pair: Pair, operation: Any) -> None:
+    path = operation.path.replace("{memory}", HOME)  # the memory is always the home's
+
+    @given(case=operation.as_strategy())
+    @settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    def check(case: Any) -> None:
+        pair.post(path, content=json.dumps(case.body).encode(), headers={"content-type": "application/json"})
+
+    check()
