@@ -133,8 +133,9 @@ class ObservedEntity(BaseModel):
         return tuple(Relation(_name(p, "predicate"), _name(other)) for p, other in value)
 
     def facts(self) -> frozenset[Fact]:
-        unary = (Fact(p, (self.name,)) for p in self.properties)
-        binary = (Fact(p, (self.name, other)) for p, other in self.relations)
+        # every name here was made a PDDL name when the entity was validated
+        unary = (Fact.unchecked(p, (self.name,)) for p in self.properties)
+        binary = (Fact.unchecked(p, (self.name, other)) for p, other in self.relations)
         return frozenset((*unary, *binary))
 
     def entity(self) -> Entity:
