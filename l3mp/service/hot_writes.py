@@ -63,14 +63,14 @@ class HotWrites:
         body = await _whole_body(receive)
         if body is None:
             return  # the client left before its body arrived: nobody to answer
-        parsed = self._parsed(scope, route, body)
-        if parsed is None:  # the app answers it as it answers any request
+        services: Services | None = getattr(self.fastapi.state, "services", None)
+        parsed = None if services is None else self._parsed(scope, services, route, body)
+        if services is None or parsed is None:  # the app answers it as it answers any request
             await self.app(scope, replayed(body, receive), send)
             return
         self.served += 1
-        ops = Operations(services=self.fastapi.state.services)
         try:
-            response = await route.function(body=parsed, memory=memory, ops=ops)
+            response = await route.function(body=parsed, memory=memory, ops=Operations(services=services))
         except Exception as exc:
             response = await self._error(scope, exc)
         await response(scope, receive, send)
@@ -83,10 +83,9 @@ class HotWrites:
             return None
         return found.group(1), self.routes[found.group(2)]
 
-    def _parsed(self, scope: Scope, route: HotRoute, body: bytes) -> BaseModel | None:
+    def _parsed(self, scope: Scope, services: Services, route: HotRoute, body: bytes) -> BaseModel | None:
         """The body as the route's model, when the request is one this door answers; else None."""
-        services: Services | None = getattr(self.fastapi.state, "services", None)
-        if services is None or not body:
+        if not body:
             return None
         headers: dict[bytes, bytes] = {}
         for name, value in scope["headers"]:

@@ -134,6 +134,10 @@ def test_writes_the_door_answers_are_answered_as_the_routes_answer_them(pair: Pa
     )
     moved = {"remove": ["(on mug_1 table_1)"], "add": ["(on mug_1 sink_1)"], "input": "moved"}
     assert pair.post(DELTAS, json=moved, hot_served=True)[0] == 200
+    # a repeated key: the last one counts, for both parsers
+    repeated = b'{"room": "attic_9", "room": "kitchen", "entities": [], "time_step": 1, "time_step": 2}'
+    status, body = pair.post(OBSERVE, content=repeated, headers={"content-type": "application/json"}, hot_served=True)
+    assert status == 200 and '"room":"kitchen"' in body["input"] and '"time_step":2' in body["input"]
     # JSON's NaN is read by both parsers, and refused by the memory's own check of attributes
     nan = b'{"room": "kitchen", "entities": [{"name": "mug_1", "type": "dish", "attrs": {"x": NaN}}]}'
     status, body = pair.post(OBSERVE, content=nan, headers={"content-type": "application/json"}, hot_served=True)
@@ -154,6 +158,10 @@ def test_writes_the_door_answers_are_answered_as_the_routes_answer_them(pair: Pa
         pytest.param({"json": [1, 2]}, id="an array"),
         pytest.param(
             {"content": json.dumps(kitchen(lamp_on=True, mug_on="sink_1")).encode("utf-16")}, id="UTF-16 body"
+        ),
+        pytest.param(
+            {"content": b'{"room": "kitchen", "entities": [{"name": "mug_1", "type": "dish", "label": "\\ud800"}]}'},
+            id="lone surrogate",
         ),
         pytest.param(
             {
