@@ -102,9 +102,10 @@ def kitchen(*, lamp_on: bool, mug_on: str, **extra: Any) -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def pair(tmp_path: Path) -> Iterator[Pair]:
-    with Pair(tmp_path) as both:
+@pytest.fixture(params=[True, False], ids=["grouped", "one-by-one"])
+def pair(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Pair]:
+    """With group commit on and off: the door calls the routes' functions, which write either way."""
+    with Pair(tmp_path, group_commit=request.param) as both:
         both.seed()
         yield both
 
@@ -180,8 +181,9 @@ def test_writes_the_door_answers_are_answered_as_the_routes_answer_them(pair: Pa
     ],
 )
 def test_requests_the_door_passes_on_get_the_routes_own_answer(pair: Pair, request_: dict[str, Any]) -> None:
-    headers = {"content-type": "application/json", **request_.pop("headers", {})}
-    pair.post(OBSERVE, headers=headers, hot_served=False, **request_)
+    given = dict(request_)  # the parameter is shared by the fixture's two runs
+    headers = {"content-type": "application/json", **given.pop("headers", {})}
+    pair.post(OBSERVE, headers=headers, hot_served=False, **given)
 
 
 def test_paths_the_door_does_not_serve_exactly_go_to_the_app(pair: Pair) -> None:
