@@ -51,7 +51,6 @@ class RuleIndex:
         # facts recur through a history, so what each one counts in is worked out once; a fact
         # once found to fit its predicate stays fit (entities are never removed nor retyped)
         self._effects: dict[Fact, _Effect] = {}
-        self._subtype: dict[tuple[str, str], bool] = {}
         # the delta last found clean, with its buckets' counts after it and its holders' changes
         self._checked: tuple[Delta, dict[_Bucket, list[int]], dict[_Holder, int]] | None = None
 
@@ -155,16 +154,9 @@ class RuleIndex:
             return False
         for name, parameter in zip(fact.args, schema.parameters, strict=True):
             entity = entities.get(name)
-            if entity is None or not self._is_subtype(entity.type, parameter.type):
+            if entity is None or not self.domain.is_subtype(entity.type, parameter.type):
                 return False
         return True
-
-    def _is_subtype(self, type_: str, ancestor: str) -> bool:
-        key = (type_, ancestor)
-        found = self._subtype.get(key)
-        if found is None:
-            found = self._subtype[key] = self.domain.is_subtype(type_, ancestor)
-        return found
 
     def _groups_hold(self, after: Mapping[_Bucket, list[int]], landed: Iterable[_Bucket]) -> bool:
         """No bucket an added fact lands in breaks its group after the delta."""
@@ -183,7 +175,7 @@ class RuleIndex:
             before = self._holders.get((number, name), 0)
             if step < 0 and before > 0 and before + step == 0:
                 entity = entities.get(name)
-                if entity is not None and self._is_subtype(entity.type, self._at_least_one[number].type):
+                if entity is not None and self.domain.is_subtype(entity.type, self._at_least_one[number].type):
                     return False
         return True
 

@@ -55,14 +55,6 @@ class Verifier:
         invariants = domain.rules.invariants
         self._placed_types = [i.type for i in invariants if i.kind is InvariantKind.AT_LEAST_ONE]
         self._scanning = [i.predicates() for i in invariants if i.kind is not InvariantKind.AT_LEAST_ONE]
-        self._subtype: dict[tuple[str, str], bool] = {}
-
-    def _is_subtype(self, type_: str, ancestor: str) -> bool:
-        key = (type_, ancestor)
-        found = self._subtype.get(key)
-        if found is None:
-            found = self._subtype[key] = self.domain.is_subtype(type_, ancestor)
-        return found
 
     def verify(self, delta: Delta, state: StateView, source: UpdateSource) -> tuple[Issue, ...]:
         issues: list[Issue] = []
@@ -120,7 +112,7 @@ class Verifier:
                     names.add(hit[1][0])
         for name in mentioned - names:
             entity = known.get(name)
-            if entity is not None and any(self._is_subtype(entity.type, type_) for type_ in self._placed_types):
+            if entity is not None and any(self.domain.is_subtype(entity.type, type_) for type_ in self._placed_types):
                 names.add(name)
         return names
 
@@ -189,7 +181,7 @@ class Verifier:
                         f"{fact} names {arg}, which is not in the memory; use an existing entity",
                     )
                 )
-            elif not self._is_subtype(entity.type, param.type):
+            elif not self.domain.is_subtype(entity.type, param.type):
                 issues.append(
                     Issue(
                         IssueCode.TYPE_MISMATCH,
@@ -309,7 +301,7 @@ class Verifier:
         issues = []
         new_names = {e.name for e in delta.new_entities}
         for name, entity in sorted(touched.items()):
-            if not self._is_subtype(entity.type, invariant.type):
+            if not self.domain.is_subtype(entity.type, invariant.type):
                 continue
             if _holders(invariant, after, name):
                 continue

@@ -95,11 +95,6 @@ def check_group(memory: str, updates: Sequence[Update]) -> None:
             check_record(update)
 
 
-def stamp(update: Update, *, seq: int, version: int) -> Update:
-    """The update as stored: its place in the history and the version it left."""
-    return update.stamped(seq=seq, version=version)
-
-
 def check_load(memory: str, updates: Sequence[Update]) -> None:
     """An import's batch: stamped updates of one memory, in consecutive ``seq`` order."""
     for before, after in itertools.pairwise(updates):

@@ -43,7 +43,7 @@ from kg_memory.history import DEFAULT_CHECKPOINT_EVERY
 from kg_memory.model import Entity, Fact, Memory, Update, UpdateStatus, normalise_name, pddl_name
 from kg_memory.store import Embeddings, embedding_rows, fact_order, float32_vector
 from kg_memory.stores import _neo4j_log as _history
-from kg_memory.stores._common import check_commit, check_deletable, check_group, check_record, stamp
+from kg_memory.stores._common import check_commit, check_deletable, check_group, check_record
 from kg_memory.stores._neo4j_history import HistoryMethods
 from kg_memory.stores._neo4j_tx import (
     VISIBLE,
@@ -351,11 +351,11 @@ class Neo4jStore(HistoryMethods):
         """One update of a group, at version ``before``: its delta applied (if it is an applied
         one) and a checkpoint when one is due; the caller logs the group."""
         if update.status is not UpdateStatus.APPLIED:
-            return stamp(update, seq=seq, version=before)
+            return update.stamped(seq=seq, version=before)
         create_entities(tx, update.memory, update.delta.new_entities, domain)
         change_facts(tx, update.memory, update.delta.remove, "remove")
         change_facts(tx, update.memory, update.delta.add, "add")
-        stored = stamp(update, seq=seq, version=before + 1)
+        stored = update.stamped(seq=seq, version=before + 1)
         if stored.version % self.checkpoint_every == 0:  # in this transaction: all or nothing
             self._write_checkpoint(tx, update.memory, domain, stored.version)
         return stored
@@ -368,7 +368,7 @@ class Neo4jStore(HistoryMethods):
 
         def record_update(tx: neo4j.ManagedTransaction) -> Update:
             version, seq = lock_memory(tx, update.memory, bump_version=False)
-            stored = stamp(update, seq=seq, version=version)
+            stored = update.stamped(seq=seq, version=version)
             _history.log(tx, [stored])
             return stored
 

@@ -39,7 +39,6 @@ from kg_memory.stores._common import (
     check_load,
     check_record,
 )
-from kg_memory.stores._common import stamp as _stamp
 from kg_memory.stores._sqlite_vectors import cosine as _cosine
 from kg_memory.stores._sqlite_vectors import pack as _pack
 from kg_memory.stores._sqlite_vectors import unpack as _unpack
@@ -312,7 +311,7 @@ class SQLiteStore:
             self._insert_entities(conn, update.memory, memory_id, update.delta.new_entities)
             self._remove_facts(conn, memory_id, update)
             self._add_facts(conn, memory_id, update)
-        stored = _stamp(update, seq=seq, version=before + 1 if applied else before)
+        stored = update.stamped(seq=seq, version=before + 1 if applied else before)
         _log.log(conn, memory_id, stored)
         if applied and stored.version % self.checkpoint_every == 0:  # in this transaction: all or nothing
             self._write_checkpoint(conn, memory_id, stored.version)
@@ -325,7 +324,7 @@ class SQLiteStore:
         check_record(update)
         with self._write("record", update.memory) as conn:
             memory_id, _, version, seq, _ = self._memory_row(conn, update.memory)
-            stored = _stamp(update, seq=seq, version=version)
+            stored = update.stamped(seq=seq, version=version)
             _log.log(conn, memory_id, stored)
             conn.execute("UPDATE memories SET next_seq = ? WHERE id = ?", (seq + 1, memory_id))
         return stored
