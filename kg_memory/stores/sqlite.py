@@ -308,7 +308,8 @@ class SQLiteStore:
         one), logged, and a checkpoint when one is due."""
         applied = update.status is UpdateStatus.APPLIED
         if applied:
-            self._insert_entities(conn, update.memory, memory_id, update.delta.new_entities)
+            if update.delta.new_entities:
+                self._insert_entities(conn, update.memory, memory_id, update.delta.new_entities)
             self._remove_facts(conn, memory_id, update)
             self._add_facts(conn, memory_id, update)
         stored = update.stamped(seq=seq, version=before + 1 if applied else before)
@@ -339,6 +340,7 @@ class SQLiteStore:
             raise NotApplicable(memory, f"an entity to create already exists ({exc})") from exc
 
     def _remove_facts(self, conn: sqlite3.Connection, memory_id: int, update: Update) -> None:
+        arg_rows: list[tuple[int, str, int]] = []  # the update's argument rows go in one statement
         for fact in _in_key_order(update.delta.remove):
             row = conn.execute(
                 "DELETE FROM facts WHERE memory_id = ? AND predicate = ? AND args = ? AND number IS ? RETURNING id",
@@ -346,10 +348,9 @@ class SQLiteStore:
             ).fetchone()
             if row is None:
                 raise NotApplicable(update.memory, f"{fact} does not hold, so it cannot be removed")
-            conn.executemany(
-                "DELETE FROM fact_args WHERE memory_id = ? AND entity = ? AND fact_id = ?",
-                [(memory_id, arg, row[0]) for arg in set(fact.args)],
-            )
+            arg_rows.extend((memory_id, arg, row[0]) for arg in set(fact.args))
+        if arg_rows:
+            conn.executemany("DELETE FROM fact_args WHERE memory_id = ? AND entity = ? AND fact_id = ?", arg_rows)
 
     def _add_facts(self, conn: sqlite3.Connection, memory_id: int, update: Update) -> None:
         facts = update.delta.add
@@ -363,6 +364,7 @@ class SQLiteStore:
         if found != len(names):
             missing = names - set(self._existing(conn, memory_id, names))
             raise NotApplicable(update.memory, f"facts name entities that do not exist: {sorted(missing)}")
+        arg_rows: list[tuple[int, str, int | None]] = []  # the update's argument rows go in one statement
         for fact in _in_key_order(facts):
             try:
                 cursor = conn.execute(
@@ -371,9 +373,9 @@ class SQLiteStore:
                 )
             except sqlite3.IntegrityError as exc:
                 raise NotApplicable(update.memory, f"{fact} already holds") from exc
-            conn.executemany(
-                "INSERT INTO fact_args VALUES (?, ?, ?)", [(memory_id, arg, cursor.lastrowid) for arg in set(fact.args)]
-            )
+            arg_rows.extend((memory_id, arg, cursor.lastrowid) for arg in set(fact.args))
+        if arg_rows:
+            conn.executemany("INSERT INTO fact_args VALUES (?, ?, ?)", arg_rows)
 
     def _existing(self, conn: sqlite3.Connection, memory_id: int, names: Iterable[str]) -> list[str]:
         rows = conn.execute(
