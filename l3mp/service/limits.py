@@ -35,7 +35,7 @@ class BodyLimit:
         while more:
             message = await receive()
             if message["type"] != "http.request":
-                break
+                return  # the client left before its body ended: what came is no request, and nobody waits
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.limit:
