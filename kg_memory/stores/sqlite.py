@@ -308,8 +308,7 @@ class SQLiteStore:
         one), logged, and a checkpoint when one is due."""
         applied = update.status is UpdateStatus.APPLIED
         if applied:
-            if update.delta.new_entities:
-                self._insert_entities(conn, update.memory, memory_id, update.delta.new_entities)
+            self._insert_entities(conn, update.memory, memory_id, update.delta.new_entities)
             self._remove_facts(conn, memory_id, update)
             self._add_facts(conn, memory_id, update)
         stored = update.stamped(seq=seq, version=before + 1 if applied else before)
@@ -334,6 +333,8 @@ class SQLiteStore:
         self, conn: sqlite3.Connection, memory: str, memory_id: int, entities: Iterable[Entity]
     ) -> None:
         rows = [(memory_id, e.name, e.type, e.label, json.dumps(dict(e.attrs))) for e in entities]
+        if not rows:  # most updates create none: no statement for them
+            return
         try:
             conn.executemany("INSERT INTO entities VALUES (?, ?, ?, ?, ?)", rows)
         except sqlite3.IntegrityError as exc:
