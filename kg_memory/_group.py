@@ -80,14 +80,14 @@ def draft(
     *,
     memory: str,
     verifier: Verifier,
-    base: StateView,
+    view: Overlay,
     version: int,
     prefetch: Iterable[str] = (),
 ) -> list[Update | Exception]:
     """One draft per proposer, in order: an update at the version its place in the group
-    leaves, or the exception its item met. The state is ``base`` at ``version``; what it holds
-    of the names in ``prefetch`` is read at once, before the first proposer asks."""
-    view = Overlay(base)
+    leaves, or the exception its item met. The state is ``view`` at ``version``, which takes in
+    each accepted draft; what it holds of the names in ``prefetch`` is read at once, before the
+    first proposer asks."""
     view.prefetch(prefetch)
     drafts: list[Update | Exception] = []
     for propose in proposals:

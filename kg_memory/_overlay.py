@@ -3,7 +3,8 @@
 A group's proposals are computed and verified one after another against this view, so each
 sees the earlier ones as committed. The base is read once per name and kept: the group's commit
 checks the version, so a base that moved meanwhile fails the whole group, which is proposed again
-on a fresh view.
+on a fresh view. Once the group has committed, :meth:`Overlay.settle` makes what the view holds
+the state at the group's last version, which the next group may start from.
 """
 
 from __future__ import annotations
@@ -63,6 +64,23 @@ class Overlay:
                     by_name[arg].add(fact)
             self._facts_of.update((n, frozenset(fs)) for n, fs in by_name.items())
         return self._nullary.union(*(self._facts_of[n] for n in names))
+
+    @property
+    def known(self) -> int:
+        """How many names the view holds what the base answered for."""
+        return len(self._entities) + len(self._facts_of)
+
+    def settle(self) -> None:
+        """Take the deltas into what the base answered, once they are committed: the view is then
+        the state they left, with nothing on top."""
+        changed = self._added | self._removed
+        for name in {arg for fact in changed for arg in fact.args} & self._facts_of.keys():
+            kept = {f for f in self._facts_of[name] if f not in self._removed}
+            self._facts_of[name] = frozenset(kept | {f for f in self._added if name in f.args})
+        if self._nullary is not None and any(not fact.args for fact in changed):
+            self._nullary = frozenset((self._nullary - self._removed) | {f for f in self._added if not f.args})
+        self._entities.update(self._new)
+        self._added, self._removed, self._new = set(), set(), {}
 
     def apply(self, delta: Delta) -> None:
         """Take an accepted delta into the view (it applies: it was verified against this view)."""

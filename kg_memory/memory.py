@@ -4,9 +4,11 @@ and recorded as an :class:`Update`."""
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from kg_memory import jsonl_stream, operations
@@ -15,6 +17,7 @@ from kg_memory._group import Propose as Propose  # re-exported: the type of a pr
 from kg_memory._group import draft
 from kg_memory._group import storable as _storable
 from kg_memory._group import writable_source as _source
+from kg_memory._overlay import Overlay
 from kg_memory._size_caps import capped
 from kg_memory.domain import Domain
 from kg_memory.errors import InvalidValue, NotApplicable, VersionConflict
@@ -37,6 +40,9 @@ from kg_memory.verifier import StateView, Verifier
 
 # Attempts to re-verify and commit when other writers keep moving the memory on.
 DEFAULT_COMMIT_ATTEMPTS = 8
+# Names a write group's view may carry to the next group; past this, reading them again is
+# cheaper than holding the facts of a whole building between groups.
+_WARM_NAMES = 10_000
 
 
 def created_by_domain(record: Memory, domain: Domain) -> Update:
@@ -90,6 +96,9 @@ class WorldMemory:
         self.name = name
         self.domain = domain
         self.verifier = Verifier(domain)
+        # the view the last write group left: (memory created, version, view); see apply_group
+        self._warm: tuple[datetime, int, Overlay] | None = None
+        self._warm_lock = threading.Lock()
 
     @classmethod
     def create(cls, store: GraphStore, name: str, domain: str) -> WorldMemory:
@@ -311,27 +320,52 @@ class WorldMemory:
             return []
         prefetch = frozenset(prefetch)
         for attempt in range(max(1, attempts)):
-            version = self.version
+            record = self.record
+            version = record.version
+            view = self._warm_view(record)
             drafts = draft(
                 proposals,
                 memory=self.name,
                 verifier=self.verifier,
-                base=self.view(),
+                view=view,
                 version=version,
                 prefetch=prefetch,
             )
             updates = [d for d in drafts if isinstance(d, Update)]
             try:
-                stored = iter(self.store.commit_group(self.name, updates, expected_version=version))
+                stored = self.store.commit_group(self.name, updates, expected_version=version)
             except VersionConflict:
                 time.sleep(random.uniform(0, min(0.05, 0.002 * 2**attempt)))  # see try_apply
                 continue
             except NotApplicable:
                 # an item the verifier passed that the store refuses: each alone, so it fails alone
                 return self._apply_each(proposals, attempts)
-            return [next(stored) if isinstance(d, Update) else d for d in drafts]
+            self._keep_warm(record, view, stored[-1].version if stored else version)
+            written = iter(stored)
+            return [next(written) if isinstance(d, Update) else d for d in drafts]
         conflict = VersionConflict(self.name, version, self.version)
         return [conflict if isinstance(d, Update) else d for d in drafts]
+
+    def _warm_view(self, record: Memory) -> Overlay:
+        """The view the last group left, when the memory is still at its version; else a fresh one.
+
+        The group's commit checks the version it started from, so a view taken at that version
+        and read from while the store stayed there is the state the group writes on; a memory
+        deleted and made again is told apart by its creation time.
+        """
+        with self._warm_lock:
+            warm, self._warm = self._warm, None
+        if warm is not None and warm[:2] == (record.created, record.version):
+            return warm[2]
+        return Overlay(self.view())
+
+    def _keep_warm(self, record: Memory, view: Overlay, version: int) -> None:
+        """Keep ``view``, committed up to ``version``, for the next group (unless it grew too large)."""
+        if view.known > _WARM_NAMES:
+            return
+        view.settle()
+        with self._warm_lock:
+            self._warm = (record.created, version, view)
 
     def _apply_each(self, proposals: Sequence[Propose], attempts: int) -> list[Update | BaseException]:
         outcomes: list[Update | BaseException] = []
@@ -345,7 +379,8 @@ class WorldMemory:
     def _apply_alone(self, propose: Propose, attempts: int) -> Update:
         for _ in range(max(1, attempts)):
             version = self.version
-            (outcome,) = draft([propose], memory=self.name, verifier=self.verifier, base=self.view(), version=version)
+            view = Overlay(self.view())
+            (outcome,) = draft([propose], memory=self.name, verifier=self.verifier, view=view, version=version)
             if isinstance(outcome, Exception):
                 raise outcome
             try:

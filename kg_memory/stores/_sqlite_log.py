@@ -37,6 +37,11 @@ CREATE INDEX IF NOT EXISTS updates_status ON updates (memory_id, status, seq);
 CREATE INDEX IF NOT EXISTS updates_version ON updates (memory_id, version);
 """
 TABLES = ("touches", "checkpoints", "horizons")
+_INSERT_UPDATE = (
+    f"INSERT INTO updates (memory_id, ts, {', '.join(UPDATE_COLUMNS)})"
+    f" VALUES ({', '.join('?' for _ in range(len(UPDATE_COLUMNS) + 2))})"
+)
+_INSERT_TOUCH = "INSERT INTO touches VALUES (?, ?, ?, ?, ?)"
 _COLUMNS = ", ".join(f"u.{c}" for c in UPDATE_COLUMNS)
 
 
@@ -58,7 +63,7 @@ def migrate(conn: sqlite3.Connection) -> None:
                     "UPDATE updates SET ts = ? WHERE memory_id = ? AND seq = ?",
                     (timestamp_us(update.time), memory_id, update.seq),
                 )
-                _touch(conn, memory_id, update)
+                conn.executemany(_INSERT_TOUCH, _touch_rows(memory_id, [update]))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -66,23 +71,23 @@ def migrate(conn: sqlite3.Connection) -> None:
     conn.executescript(_INDEXES)
 
 
-def log(conn: sqlite3.Connection, memory_id: int, update: Update) -> None:
-    row = update_row(update)
-    placeholders = ", ".join("?" for _ in range(len(UPDATE_COLUMNS) + 2))
-    conn.execute(
-        f"INSERT INTO updates (memory_id, ts, {', '.join(UPDATE_COLUMNS)}) VALUES ({placeholders})",
-        (memory_id, timestamp_us(update.time), *(row[c] for c in UPDATE_COLUMNS)),
-    )
-    _touch(conn, memory_id, update)
+def log(conn: sqlite3.Connection, memory_id: int, updates: Sequence[Update]) -> None:
+    """Append ``updates`` (stamped) and their touches: one statement for each, however many."""
+    rows = []
+    for update in updates:
+        row = update_row(update)
+        rows.append((memory_id, timestamp_us(update.time), *(row[c] for c in UPDATE_COLUMNS)))
+    conn.executemany(_INSERT_UPDATE, rows)
+    conn.executemany(_INSERT_TOUCH, _touch_rows(memory_id, updates))
 
 
-def _touch(conn: sqlite3.Connection, memory_id: int, update: Update) -> None:
-    ts = timestamp_us(update.time)
-    conn.executemany(
-        "INSERT INTO touches VALUES (?, ?, ?, ?, ?)",
-        # in key order: a large update's touches then fill each index's pages in one sweep
-        [(memory_id, name, update.seq, ts, int(seen)) for name, seen in sorted(touched(update).items())],
-    )
+def _touch_rows(memory_id: int, updates: Iterable[Update]) -> list[tuple[int, str, int, int, int]]:
+    rows: list[tuple[int, str, int, int, int]] = []
+    for update in updates:
+        ts = timestamp_us(update.time)
+        rows.extend((memory_id, name, update.seq, ts, int(seen)) for name, seen in touched(update).items())
+    rows.sort(key=itemgetter(1, 2))  # in key order: the touches then fill each index's pages in one sweep
+    return rows
 
 
 def current_checkpoint(conn: sqlite3.Connection, memory_id: int, version: int) -> Checkpoint:
@@ -255,7 +260,7 @@ def load(conn: sqlite3.Connection, memory_id: int, batch: LoadBatch) -> None:
         conn.executemany(f"INSERT INTO {_LOG_COLUMNS} VALUES ({marks})", [(memory_id, *r[:-1]) for r in batch.rows])
         touches = [(memory_id, name, r[1], r[0], seen) for r in batch.rows for name, seen in r[-1].items()]
         touches.sort(key=itemgetter(1))  # stable: by entity, then seq
-        conn.executemany("INSERT INTO touches VALUES (?, ?, ?, ?, ?)", touches)
+        conn.executemany(_INSERT_TOUCH, touches)
     conn.executemany(
         "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?)",
         [(memory_id, version, state) for version, state in batch.checkpoints],

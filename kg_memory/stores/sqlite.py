@@ -28,9 +28,10 @@ from kg_memory.errors import (
     VersionConflict,
 )
 from kg_memory.history import DEFAULT_CHECKPOINT_EVERY, Checkpoint, HistoryQuery
-from kg_memory.model import Delta, Entity, Fact, Memory, Update, UpdateSource, UpdateStatus, normalise_name, pddl_name
+from kg_memory.model import Delta, Entity, Fact, Memory, Update, UpdateStatus, normalise_name, pddl_name
 from kg_memory.store import Embeddings, dimension_clash, embedding_rows, float32_vector
 from kg_memory.stores import _sqlite_log as _log
+from kg_memory.stores import _sqlite_state as _state
 from kg_memory.stores._common import (
     attrs_from_text,
     check_commit,
@@ -98,12 +99,6 @@ def _add_importing_column(conn: sqlite3.Connection) -> None:
     columns = {row[1] for row in conn.execute("PRAGMA table_info(memories)")}
     if "importing" not in columns:
         conn.execute("ALTER TABLE memories ADD COLUMN importing INTEGER NOT NULL DEFAULT 0")
-
-
-def _in_key_order(facts: Iterable[Fact]) -> list[Fact]:
-    """Facts in the order of the facts' unique index: a large delta's writes then walk each
-    index's pages once, in one direction, and the first fact that does not apply is always the same."""
-    return sorted(facts, key=lambda f: (f.predicate, f.args))
 
 
 def _json_list(values: Iterable[str]) -> str:
@@ -210,7 +205,7 @@ class SQLiteStore:
                 "INSERT INTO memories (name, domain, version, next_seq, created, importing) VALUES (?, ?, 0, 1, ?, ?)",
                 (name, domain, created.isoformat(), int(importing)),
             )
-            self._insert_entities(conn, name, int(cursor.lastrowid or 0), constants)
+            _state.insert_entities(conn, name, int(cursor.lastrowid or 0), constants)
         return Memory(name, domain, 0, created)
 
     def get_memory(self, name: str) -> Memory:
@@ -292,29 +287,35 @@ class SQLiteStore:
         check_group(memory, updates)
         if not updates:
             return []
+        try:
+            return self._commit_group(memory, updates, expected_version, one_by_one=False)
+        except _state.Unnamed:  # rolled back: again, fact by fact, to name the one that does not apply
+            return self._commit_group(memory, updates, expected_version, one_by_one=True)
+
+    def _commit_group(
+        self, memory: str, updates: Sequence[Update], expected_version: int, *, one_by_one: bool
+    ) -> list[Update]:
         with self._write("commit", memory) as conn:
             memory_id, _, version, seq, _ = self._memory_row(conn, memory)
             if version != expected_version:
                 raise VersionConflict(memory, expected_version, version)
             stored: list[Update] = []
+            change = _state.NetChange(memory)
             for update in updates:
-                stored.append(self._write_one(conn, memory_id, update, seq=seq, before=version))
-                seq, version = seq + 1, stored[-1].version
-            conn.execute("UPDATE memories SET version = ?, next_seq = ? WHERE id = ?", (version, seq, memory_id))
-        return stored
-
-    def _write_one(self, conn: sqlite3.Connection, memory_id: int, update: Update, *, seq: int, before: int) -> Update:
-        """One update of a group, at version ``before``: its delta applied (if it is an applied
-        one), logged, and a checkpoint when one is due."""
-        applied = update.status is UpdateStatus.APPLIED
-        if applied:
-            self._insert_entities(conn, update.memory, memory_id, update.delta.new_entities)
-            self._remove_facts(conn, memory_id, update)
-            self._add_facts(conn, memory_id, update)
-        stored = update.stamped(seq=seq, version=before + 1 if applied else before)
-        _log.log(conn, memory_id, stored)
-        if applied and stored.version % self.checkpoint_every == 0:  # in this transaction: all or nothing
-            self._write_checkpoint(conn, memory_id, stored.version)
+                applied = update.status is UpdateStatus.APPLIED
+                version += applied
+                stored.append(update.stamped(seq=seq + len(stored), version=version))
+                if applied:
+                    change.take(update.delta)
+                if applied and version % self.checkpoint_every == 0:  # in this transaction: all or nothing
+                    _state.write(conn, memory_id, change, one_by_one=one_by_one)
+                    change = _state.NetChange(memory)
+                    self._write_checkpoint(conn, memory_id, version)
+            _state.write(conn, memory_id, change, one_by_one=one_by_one)
+            _log.log(conn, memory_id, stored)
+            conn.execute(
+                "UPDATE memories SET version = ?, next_seq = ? WHERE id = ?", (version, seq + len(stored), memory_id)
+            )
         return stored
 
     def _write_checkpoint(self, conn: sqlite3.Connection, memory_id: int, version: int) -> None:
@@ -325,58 +326,9 @@ class SQLiteStore:
         with self._write("record", update.memory) as conn:
             memory_id, _, version, seq, _ = self._memory_row(conn, update.memory)
             stored = update.stamped(seq=seq, version=version)
-            _log.log(conn, memory_id, stored)
+            _log.log(conn, memory_id, [stored])
             conn.execute("UPDATE memories SET next_seq = ? WHERE id = ?", (seq + 1, memory_id))
         return stored
-
-    def _insert_entities(
-        self, conn: sqlite3.Connection, memory: str, memory_id: int, entities: Iterable[Entity]
-    ) -> None:
-        rows = [(memory_id, e.name, e.type, e.label, json.dumps(dict(e.attrs))) for e in entities]
-        if not rows:  # most updates create none: no statement for them
-            return
-        try:
-            conn.executemany("INSERT INTO entities VALUES (?, ?, ?, ?, ?)", rows)
-        except sqlite3.IntegrityError as exc:
-            raise NotApplicable(memory, f"an entity to create already exists ({exc})") from exc
-
-    def _remove_facts(self, conn: sqlite3.Connection, memory_id: int, update: Update) -> None:
-        arg_rows: list[tuple[int, str, int]] = []  # the update's argument rows go in one statement
-        for fact in _in_key_order(update.delta.remove):
-            row = conn.execute(
-                "DELETE FROM facts WHERE memory_id = ? AND predicate = ? AND args = ? AND number IS ? RETURNING id",
-                (memory_id, fact.predicate, " ".join(fact.args), fact.value),
-            ).fetchone()
-            if row is None:
-                raise NotApplicable(update.memory, f"{fact} does not hold, so it cannot be removed")
-            arg_rows.extend((memory_id, arg, row[0]) for arg in set(fact.args))
-        if arg_rows:
-            conn.executemany("DELETE FROM fact_args WHERE memory_id = ? AND entity = ? AND fact_id = ?", arg_rows)
-
-    def _add_facts(self, conn: sqlite3.Connection, memory_id: int, update: Update) -> None:
-        facts = update.delta.add
-        if not facts:
-            return
-        names = {a for f in facts for a in f.args}
-        (found,) = conn.execute(
-            "SELECT count(*) FROM entities WHERE memory_id = ? AND name IN (SELECT value FROM json_each(?))",
-            (memory_id, _json_list(names)),
-        ).fetchone()
-        if found != len(names):
-            missing = names - set(self._existing(conn, memory_id, names))
-            raise NotApplicable(update.memory, f"facts name entities that do not exist: {sorted(missing)}")
-        arg_rows: list[tuple[int, str, int | None]] = []  # the update's argument rows go in one statement
-        for fact in _in_key_order(facts):
-            try:
-                cursor = conn.execute(
-                    "INSERT INTO facts (memory_id, predicate, args, number) VALUES (?, ?, ?, ?)",
-                    (memory_id, fact.predicate, " ".join(fact.args), fact.value),
-                )
-            except sqlite3.IntegrityError as exc:
-                raise NotApplicable(update.memory, f"{fact} already holds") from exc
-            arg_rows.extend((memory_id, arg, cursor.lastrowid) for arg in set(fact.args))
-        if arg_rows:
-            conn.executemany("INSERT INTO fact_args VALUES (?, ?, ?)", arg_rows)
 
     def _existing(self, conn: sqlite3.Connection, memory_id: int, names: Iterable[str]) -> list[str]:
         rows = conn.execute(
@@ -497,17 +449,10 @@ class SQLiteStore:
             memory_id = self._memory_row(conn, memory, importing=True)[0]
             conn.execute("UPDATE memories SET importing = 0 WHERE id = ?", (memory_id,))
             existing = set(self._existing(conn, memory_id, [e.name for e in entities]))
-            self._insert_entities(conn, memory, memory_id, [e for e in entities if e.name not in existing])
-            self._add_facts(
-                conn,
-                memory_id,
-                Update(
-                    memory=memory,
-                    source=UpdateSource.API,
-                    delta=Delta(add=frozenset(facts)),
-                    status=UpdateStatus.APPLIED,
-                ),
-            )
+            _state.insert_entities(conn, memory, memory_id, [e for e in entities if e.name not in existing])
+            change = _state.NetChange(memory)
+            change.take(Delta(add=frozenset(facts)))
+            _state.write(conn, memory_id, change, one_by_one=True)
 
     def compact(self, memory: str, checkpoint: Checkpoint, when: datetime, summaries: dict[str, Any]) -> int:
         with self._write("compact", memory) as conn:

@@ -1,0 +1,150 @@
+"""Writing what a run of applied updates changes in a SQLite memory's state.
+
+A write group's updates are written as their net change: a fact one update adds and a later
+one removes is never written, and each table gets one statement for the whole run instead of
+one per fact. Every check a one-by-one write makes still holds, in the same order: a fact
+removed must hold, a fact added must not, the entities a fact names must exist by then, an
+entity created must be new. A run that fails a check in the database is written again one
+fact at a time, so the refusal names the fact at fault.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from kg_memory.errors import NotApplicable
+from kg_memory.model import Delta, Entity, Fact
+
+# a fact's rows are found by the facts' unique key, (memory_id, predicate, args)
+_DELETE_ARG = (
+    "DELETE FROM fact_args WHERE memory_id = ?1 AND entity = ?2"
+    " AND fact_id = (SELECT id FROM facts WHERE memory_id = ?1 AND predicate = ?3 AND args = ?4)"
+)
+_DELETE_FACT = "DELETE FROM facts WHERE memory_id = ? AND predicate = ? AND args = ? AND number IS ?"
+_INSERT_FACT = "INSERT INTO facts (memory_id, predicate, args, number) VALUES (?, ?, ?, ?)"
+_INSERT_ARG = "INSERT INTO fact_args SELECT ?1, ?2, id FROM facts WHERE memory_id = ?1 AND predicate = ?3 AND args = ?4"
+
+
+class Unnamed(Exception):
+    """A check failed in the database for one of several facts: write the run one by one to name it."""
+
+
+@dataclass(slots=True)
+class NetChange:
+    """What a run of deltas of ``memory``, taken in order, changes in the stored state.
+
+    :meth:`take` checks what can be checked within the run (a fact removed twice, added twice,
+    an entity created twice); what needs the stored state is checked by :func:`write`.
+    """
+
+    memory: str
+    removed: dict[Fact, None] = field(default_factory=dict)  # held before the run, not after
+    added: dict[Fact, None] = field(default_factory=dict)  # held after the run, not before
+    created: dict[str, Entity] = field(default_factory=dict)
+    # entities that facts added in the run name, not created in the run before them: they must be stored
+    named: set[str] = field(default_factory=set)
+
+    def take(self, delta: Delta) -> None:
+        for entity in delta.new_entities:
+            if entity.name in self.created:
+                raise NotApplicable(self.memory, f"an entity to create already exists ({entity.name})")
+            self.created[entity.name] = entity
+        for fact in delta.remove:
+            if fact in self.added:
+                del self.added[fact]
+            elif fact in self.removed:
+                raise NotApplicable(self.memory, f"{fact} does not hold, so it cannot be removed")
+            else:
+                self.removed[fact] = None
+        for fact in delta.add:
+            if fact in self.removed:
+                del self.removed[fact]
+            elif fact in self.added:
+                raise NotApplicable(self.memory, f"{fact} already holds")
+            else:
+                self.added[fact] = None
+            self.named.update(arg for arg in fact.args if arg not in self.created)
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.removed or self.added or self.created)
+
+
+def write(conn: sqlite3.Connection, memory_id: int, change: NetChange, *, one_by_one: bool = False) -> None:
+    """Write ``change`` into the transaction ``conn`` holds; :class:`NotApplicable` when it does
+    not apply, or :class:`Unnamed` when it does not and ``one_by_one`` is off."""
+    if change.is_empty:
+        return
+    _check_named(conn, change.memory, memory_id, change.named)
+    insert_entities(conn, change.memory, memory_id, change.created.values())
+    _remove(conn, change.memory, memory_id, in_key_order(change.removed), one_by_one=one_by_one)
+    add_facts(conn, change.memory, memory_id, in_key_order(change.added), one_by_one=one_by_one)
+
+
+def insert_entities(conn: sqlite3.Connection, memory: str, memory_id: int, entities: Iterable[Entity]) -> None:
+    rows = [(memory_id, e.name, e.type, e.label, json.dumps(dict(e.attrs))) for e in entities]
+    if not rows:  # most updates create none: no statement for them
+        return
+    try:
+        conn.executemany("INSERT INTO entities VALUES (?, ?, ?, ?, ?)", rows)
+    except sqlite3.IntegrityError as exc:
+        raise NotApplicable(memory, f"an entity to create already exists ({exc})") from exc
+
+
+def add_facts(
+    conn: sqlite3.Connection, memory: str, memory_id: int, facts: list[Fact], *, one_by_one: bool = False
+) -> None:
+    """Insert ``facts`` (none of which may hold) and their argument rows."""
+    if not facts:
+        return
+    rows = [(memory_id, f.predicate, " ".join(f.args), f.value) for f in facts]
+    if one_by_one:
+        for fact, row in zip(facts, rows, strict=True):
+            try:
+                conn.execute(_INSERT_FACT, row)
+            except sqlite3.IntegrityError as exc:
+                raise NotApplicable(memory, f"{fact} already holds") from exc
+    else:
+        try:
+            conn.executemany(_INSERT_FACT, rows)
+        except sqlite3.IntegrityError as exc:
+            raise Unnamed from exc
+    conn.executemany(_INSERT_ARG, _arg_rows(memory_id, facts))
+
+
+def _remove(conn: sqlite3.Connection, memory: str, memory_id: int, facts: list[Fact], *, one_by_one: bool) -> None:
+    if not facts:
+        return
+    conn.executemany(_DELETE_ARG, _arg_rows(memory_id, facts))
+    rows = [(memory_id, f.predicate, " ".join(f.args), f.value) for f in facts]
+    if not one_by_one:
+        if conn.executemany(_DELETE_FACT, rows).rowcount != len(rows):
+            raise Unnamed
+        return
+    for fact, row in zip(facts, rows, strict=True):
+        if conn.execute(_DELETE_FACT, row).rowcount != 1:
+            raise NotApplicable(memory, f"{fact} does not hold, so it cannot be removed")
+
+
+def _check_named(conn: sqlite3.Connection, memory: str, memory_id: int, names: set[str]) -> None:
+    if not names:
+        return
+    query = "SELECT name FROM entities WHERE memory_id = ? AND name IN (SELECT value FROM json_each(?))"
+    found = conn.execute(query, (memory_id, json.dumps(sorted(names)))).fetchall()
+    if len(found) != len(names):
+        missing = names - {name for (name,) in found}
+        raise NotApplicable(memory, f"facts name entities that do not exist: {sorted(missing)}")
+
+
+def _arg_rows(memory_id: int, facts: Iterable[Fact]) -> list[tuple[int, str, str, str]]:
+    """One row per fact and distinct argument: (memory_id, entity, predicate, args)."""
+    return [(memory_id, arg, f.predicate, " ".join(f.args)) for f in facts for arg in set(f.args)]
+
+
+def in_key_order(facts: Iterable[Fact]) -> list[Fact]:
+    """Facts in the order of the facts' unique index: a large delta's writes then walk each
+    index's pages once, in one direction, and the first fact that does not apply is always the same."""
+    return sorted(facts, key=lambda f: (f.predicate, f.args))
