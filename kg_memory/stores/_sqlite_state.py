@@ -1,11 +1,7 @@
-"""Writing what a run of applied updates changes in a SQLite memory's state.
+"""Writing what a run of applied updates changes (:class:`NetChange`) in a SQLite memory's state.
 
-A write group's updates are written as their net change: a fact one update adds and a later
-one removes is never written, and each table gets one statement for the whole run instead of
-one per fact. Every check a one-by-one write makes still holds, in the same order: a fact
-removed must hold, a fact added must not, the entities a fact names must exist by then, an
-entity created must be new. A run that fails a check in the database is written again one
-fact at a time, so the refusal names the fact at fault.
+Each table gets one statement for the whole run instead of one per fact. A run that fails a
+check in the database is written again one fact at a time, so the refusal names the fact at fault.
 """
 
 from __future__ import annotations
@@ -13,10 +9,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from kg_memory.errors import NotApplicable
-from kg_memory.model import Delta, Entity, Fact
+from kg_memory.model import Entity, Fact
+from kg_memory.stores._net import NetChange
 
 # a fact's rows are found by the facts' unique key, (memory_id, predicate, args)
 _DELETE_ARG = (
@@ -30,47 +26,6 @@ _INSERT_ARG = "INSERT INTO fact_args SELECT ?1, ?2, id FROM facts WHERE memory_i
 
 class Unnamed(Exception):
     """A check failed in the database for one of several facts: write the run one by one to name it."""
-
-
-@dataclass(slots=True)
-class NetChange:
-    """What a run of deltas of ``memory``, taken in order, changes in the stored state.
-
-    :meth:`take` checks what can be checked within the run (a fact removed twice, added twice,
-    an entity created twice); what needs the stored state is checked by :func:`write`.
-    """
-
-    memory: str
-    removed: dict[Fact, None] = field(default_factory=dict)  # held before the run, not after
-    added: dict[Fact, None] = field(default_factory=dict)  # held after the run, not before
-    created: dict[str, Entity] = field(default_factory=dict)
-    # entities that facts added in the run name, not created in the run before them: they must be stored
-    named: set[str] = field(default_factory=set)
-
-    def take(self, delta: Delta) -> None:
-        for entity in delta.new_entities:
-            if entity.name in self.created:
-                raise NotApplicable(self.memory, f"an entity to create already exists ({entity.name})")
-            self.created[entity.name] = entity
-        for fact in delta.remove:
-            if fact in self.added:
-                del self.added[fact]
-            elif fact in self.removed:
-                raise NotApplicable(self.memory, f"{fact} does not hold, so it cannot be removed")
-            else:
-                self.removed[fact] = None
-        for fact in delta.add:
-            if fact in self.removed:
-                del self.removed[fact]
-            elif fact in self.added:
-                raise NotApplicable(self.memory, f"{fact} already holds")
-            else:
-                self.added[fact] = None
-            self.named.update(arg for arg in fact.args if arg not in self.created)
-
-    @property
-    def is_empty(self) -> bool:
-        return not (self.removed or self.added or self.created)
 
 
 def write(conn: sqlite3.Connection, memory_id: int, change: NetChange, *, one_by_one: bool = False) -> None:

@@ -59,6 +59,7 @@ from kg_memory.stores._neo4j_tx import (
     vector_index_statement,
     write_embeddings,
 )
+from kg_memory.stores._net import NetChange
 
 T = TypeVar("T")
 _log = logging.getLogger(__name__)
@@ -337,28 +338,22 @@ class Neo4jStore(HistoryMethods):
             if version != expected_version:
                 raise VersionConflict(memory, expected_version, version)
             stored: list[Update] = []
+            change = NetChange(memory)
             for update in updates:
-                stored.append(self._write_one(tx, domain, update, seq=seq, before=version))
-                seq, version = seq + 1, stored[-1].version
+                is_applied = update.status is UpdateStatus.APPLIED
+                version += is_applied
+                stored.append(update.stamped(seq=seq + len(stored), version=version))
+                if is_applied:
+                    change.take(update.delta)
+                if is_applied and version % self.checkpoint_every == 0:  # in this transaction: all or nothing
+                    _write_change(tx, domain, change)
+                    change = NetChange(memory)
+                    self._write_checkpoint(tx, memory, domain, version)
+            _write_change(tx, domain, change)
             _history.log(tx, stored)
             return stored
 
         return self._write("commit", apply_group)
-
-    def _write_one(
-        self, tx: neo4j.ManagedTransaction, domain: Domain, update: Update, *, seq: int, before: int
-    ) -> Update:
-        """One update of a group, at version ``before``: its delta applied (if it is an applied
-        one) and a checkpoint when one is due; the caller logs the group."""
-        if update.status is not UpdateStatus.APPLIED:
-            return update.stamped(seq=seq, version=before)
-        create_entities(tx, update.memory, update.delta.new_entities, domain)
-        change_facts(tx, update.memory, update.delta.remove, "remove")
-        change_facts(tx, update.memory, update.delta.add, "add")
-        stored = update.stamped(seq=seq, version=before + 1)
-        if stored.version % self.checkpoint_every == 0:  # in this transaction: all or nothing
-            self._write_checkpoint(tx, update.memory, domain, stored.version)
-        return stored
 
     def _write_checkpoint(self, tx: neo4j.ManagedTransaction, memory: str, domain: Domain, version: int) -> None:
         _history.put_checkpoint(tx, memory, _history.current_checkpoint(tx, memory, domain, version))
@@ -410,3 +405,16 @@ def _run_schema_statement(tx: neo4j.ManagedTransaction, statement: str) -> None:
 
 def _memory(node: Any) -> Memory:
     return Memory(node["name"], node["domain"], node["version"], datetime.fromisoformat(node["created"]))
+
+
+def _write_change(tx: neo4j.ManagedTransaction, domain: Domain, change: NetChange) -> None:
+    """A run's net change: its entities, then the facts it removes, then those it adds (each
+    query checks that its facts apply and names those that do not)."""
+    if change.is_empty:
+        return
+    create_entities(tx, change.memory, change.created.values(), domain)
+    early = change.named_before_created
+    if early:
+        raise NotApplicable(change.memory, f"facts name entities that do not exist: {sorted(early)}")
+    change_facts(tx, change.memory, change.removed, "remove")
+    change_facts(tx, change.memory, change.added, "add")

@@ -40,6 +40,7 @@ from kg_memory.stores._common import (
     check_load,
     check_record,
 )
+from kg_memory.stores._net import NetChange
 from kg_memory.stores._sqlite_vectors import cosine as _cosine
 from kg_memory.stores._sqlite_vectors import pack as _pack
 from kg_memory.stores._sqlite_vectors import unpack as _unpack
@@ -300,7 +301,7 @@ class SQLiteStore:
             if version != expected_version:
                 raise VersionConflict(memory, expected_version, version)
             stored: list[Update] = []
-            change = _state.NetChange(memory)
+            change = NetChange(memory)
             for update in updates:
                 applied = update.status is UpdateStatus.APPLIED
                 version += applied
@@ -309,7 +310,7 @@ class SQLiteStore:
                     change.take(update.delta)
                 if applied and version % self.checkpoint_every == 0:  # in this transaction: all or nothing
                     _state.write(conn, memory_id, change, one_by_one=one_by_one)
-                    change = _state.NetChange(memory)
+                    change = NetChange(memory)
                     self._write_checkpoint(conn, memory_id, version)
             _state.write(conn, memory_id, change, one_by_one=one_by_one)
             _log.log(conn, memory_id, stored)
@@ -450,7 +451,7 @@ class SQLiteStore:
             conn.execute("UPDATE memories SET importing = 0 WHERE id = ?", (memory_id,))
             existing = set(self._existing(conn, memory_id, [e.name for e in entities]))
             _state.insert_entities(conn, memory, memory_id, [e for e in entities if e.name not in existing])
-            change = _state.NetChange(memory)
+            change = NetChange(memory)
             change.take(Delta(add=frozenset(facts)))
             _state.write(conn, memory_id, change, one_by_one=True)
 
