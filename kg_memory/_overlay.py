@@ -73,12 +73,17 @@ class Overlay:
     def settle(self) -> None:
         """Take the deltas into what the base answered, once they are committed: the view is then
         the state they left, with nothing on top."""
-        changed = self._added | self._removed
-        for name in {arg for fact in changed for arg in fact.args} & self._facts_of.keys():
-            kept = {f for f in self._facts_of[name] if f not in self._removed}
-            self._facts_of[name] = frozenset(kept | {f for f in self._added if name in f.args})
-        if self._nullary is not None and any(not fact.args for fact in changed):
-            self._nullary = frozenset((self._nullary - self._removed) | {f for f in self._added if not f.args})
+        gone: dict[str, set[Fact]] = {}
+        came: dict[str, set[Fact]] = {}
+        for changed, facts in ((gone, self._removed), (came, self._added)):
+            for fact in facts:
+                for arg in fact.args:
+                    if arg in self._facts_of:
+                        changed.setdefault(arg, set()).add(fact)
+        for name in gone.keys() | came.keys():
+            self._facts_of[name] = (self._facts_of[name] - gone.get(name, set())) | came.get(name, set())
+        if self._nullary is not None and any(not f.args for f in (*self._added, *self._removed)):
+            self._nullary = (self._nullary - self._removed) | {f for f in self._added if not f.args}
         self._entities.update(self._new)
         self._added, self._removed, self._new = set(), set(), {}
 

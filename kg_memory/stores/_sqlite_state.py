@@ -23,6 +23,12 @@ _DELETE_FACT = "DELETE FROM facts WHERE memory_id = ? AND predicate = ? AND args
 _INSERT_FACT = "INSERT INTO facts (memory_id, predicate, args, number) VALUES (?, ?, ?, ?)"
 _INSERT_ARG = "INSERT INTO fact_args SELECT ?1, ?2, id FROM facts WHERE memory_id = ?1 AND predicate = ?3 AND args = ?4"
 
+# CROSS JOIN keeps the keys the outer loop: each is then one lookup in the facts' unique index
+_STORED_AT_KEYS = (
+    "SELECT f.predicate, f.args, f.number FROM json_each(?1) j CROSS JOIN facts f"
+    " WHERE f.memory_id = ?2 AND f.predicate = j.value ->> 0 AND f.args = j.value ->> 1"
+)
+
 
 class Unnamed(Exception):
     """A check failed in the database for one of several facts: write the run one by one to name it."""
@@ -35,8 +41,9 @@ def write(conn: sqlite3.Connection, memory_id: int, change: NetChange, *, one_by
         return
     _check_named(conn, change.memory, memory_id, change.named)
     insert_entities(conn, change.memory, memory_id, change.created.values())
-    _remove(conn, change.memory, memory_id, in_key_order(change.removed), one_by_one=one_by_one)
-    add_facts(conn, change.memory, memory_id, in_key_order(change.added), one_by_one=one_by_one)
+    _check_assumed(conn, memory_id, change)
+    _remove(conn, change.memory, memory_id, change.removed, one_by_one=one_by_one)
+    add_facts(conn, change.memory, memory_id, change.added, one_by_one=one_by_one)
 
 
 def insert_entities(conn: sqlite3.Connection, memory: str, memory_id: int, entities: Iterable[Entity]) -> None:
@@ -84,6 +91,17 @@ def _remove(conn: sqlite3.Connection, memory: str, memory_id: int, facts: list[F
             raise NotApplicable(memory, f"{fact} does not hold, so it cannot be removed")
 
 
+def _check_assumed(conn: sqlite3.Connection, memory_id: int, change: NetChange) -> None:
+    """What the run takes to be stored where it writes nothing (a fact it adds and removes again)."""
+    keys = [[predicate, " ".join(args)] for predicate, args in change.assumed]
+    if not keys:
+        return
+    rows = conn.execute(_STORED_AT_KEYS, (json.dumps(keys), memory_id))
+    refusal = change.refusal({(p, tuple(a.split())): Fact.unchecked(p, tuple(a.split()), n) for p, a, n in rows})
+    if refusal is not None:
+        raise refusal
+
+
 def _check_named(conn: sqlite3.Connection, memory: str, memory_id: int, names: set[str]) -> None:
     if not names:
         return
@@ -97,9 +115,3 @@ def _check_named(conn: sqlite3.Connection, memory: str, memory_id: int, names: s
 def _arg_rows(memory_id: int, facts: Iterable[Fact]) -> list[tuple[int, str, str, str]]:
     """One row per fact and distinct argument: (memory_id, entity, predicate, args)."""
     return [(memory_id, arg, f.predicate, " ".join(f.args)) for f in facts for arg in set(f.args)]
-
-
-def in_key_order(facts: Iterable[Fact]) -> list[Fact]:
-    """Facts in the order of the facts' unique index: a large delta's writes then walk each
-    index's pages once, in one direction, and the first fact that does not apply is always the same."""
-    return sorted(facts, key=lambda f: (f.predicate, f.args))

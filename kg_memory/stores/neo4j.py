@@ -59,7 +59,7 @@ from kg_memory.stores._neo4j_tx import (
     vector_index_statement,
     write_embeddings,
 )
-from kg_memory.stores._net import NetChange
+from kg_memory.stores._net import NetChange, in_runs, key_of
 
 T = TypeVar("T")
 _log = logging.getLogger(__name__)
@@ -193,7 +193,7 @@ class Neo4jStore(HistoryMethods):
         return domain
 
     def _unary(self, memory: str) -> list[str]:
-        return sorted(p.name for p in self._domain(memory).predicates.values() if p.arity == 1 and not p.numeric)
+        return _unary_of(self._domain(memory))
 
     # -- memories ---------------------------------------------------------------------------
 
@@ -304,16 +304,8 @@ class Neo4jStore(HistoryMethods):
         return frozenset(self._read("read", read_facts))
 
     def facts_about(self, memory: str, names: Iterable[str], limit: int | None = None) -> frozenset[Fact]:
-        unary = self._unary(memory)
-        # Cypher's LIMIT needs a number; no store holds 2**62 facts
-        params = {"memory": memory, "names": list(names), "unary": unary, "limit": 2**62 if limit is None else limit}
-
-        def read_facts_of_entities(tx: neo4j.ManagedTransaction) -> set[Fact]:
-            rows = tx.run(_FACTS_OF_ENTITIES, params).single(strict=True)["rows"]
-            rows += tx.run(_NULLARY, memory=memory).single(strict=True)["rows"]
-            return _facts_from_rows(rows)
-
-        facts = self._read("read", read_facts_of_entities)
+        unary, wanted = self._unary(memory), list(names)
+        facts = self._read("read", lambda tx: _facts_of_entities(tx, memory, wanted, unary, limit))
         if limit is not None and len(facts) > limit:  # nullary facts came on top of the limited rows
             return frozenset(sorted(facts, key=fact_order)[:limit])
         return frozenset(facts)
@@ -337,19 +329,11 @@ class Neo4jStore(HistoryMethods):
             version, seq = reserve(tx, memory, versions=applied, seqs=len(updates))
             if version != expected_version:
                 raise VersionConflict(memory, expected_version, version)
-            stored: list[Update] = []
-            change = NetChange(memory)
-            for update in updates:
-                is_applied = update.status is UpdateStatus.APPLIED
-                version += is_applied
-                stored.append(update.stamped(seq=seq + len(stored), version=version))
-                if is_applied:
-                    change.take(update.delta)
-                if is_applied and version % self.checkpoint_every == 0:  # in this transaction: all or nothing
-                    _write_change(tx, domain, change)
-                    change = NetChange(memory)
-                    self._write_checkpoint(tx, memory, domain, version)
-            _write_change(tx, domain, change)
+            stored, runs = in_runs(memory, updates, version=version, seq=seq, checkpoint_every=self.checkpoint_every)
+            for run in runs:
+                _write_change(tx, domain, run.change)
+                if run.checkpoint is not None:  # in this transaction: all or nothing
+                    self._write_checkpoint(tx, memory, domain, run.checkpoint)
             _history.log(tx, stored)
             return stored
 
@@ -393,6 +377,22 @@ class Neo4jStore(HistoryMethods):
         self._driver.close()
 
 
+def _unary_of(domain: Domain) -> list[str]:
+    """The predicates stored as an entity's boolean properties."""
+    return sorted(p.name for p in domain.predicates.values() if p.arity == 1 and not p.numeric)
+
+
+def _facts_of_entities(
+    tx: neo4j.ManagedTransaction, memory: str, names: list[str], unary: list[str], limit: int | None = None
+) -> set[Fact]:
+    """Every fact naming one of ``names`` (at most ``limit`` of them), and every nullary fact."""
+    # Cypher's LIMIT needs a number; no store holds 2**62 facts
+    params = {"memory": memory, "names": names, "unary": unary, "limit": 2**62 if limit is None else limit}
+    rows = tx.run(_FACTS_OF_ENTITIES, params).single(strict=True)["rows"]
+    rows += tx.run(_NULLARY, memory=memory).single(strict=True)["rows"]
+    return _facts_from_rows(rows)
+
+
 def _facts_from_rows(rows: list[list[Any]]) -> set[Fact]:
     """``[predicate, value, *args]`` rows (``value`` null but for numeric facts); a row with
     other nulls is a node deleted while we read it."""
@@ -416,5 +416,11 @@ def _write_change(tx: neo4j.ManagedTransaction, domain: Domain, change: NetChang
     early = change.named_before_created
     if early:
         raise NotApplicable(change.memory, f"facts name entities that do not exist: {sorted(early)}")
+    if change.assumed:  # where the run writes nothing, what it took to be stored is read
+        names = sorted({arg for _, args in change.assumed for arg in args})
+        stored = _facts_of_entities(tx, change.memory, names, _unary_of(domain))
+        refusal = change.refusal({key_of(fact): fact for fact in stored})
+        if refusal is not None:
+            raise refusal
     change_facts(tx, change.memory, change.removed, "remove")
     change_facts(tx, change.memory, change.added, "add")

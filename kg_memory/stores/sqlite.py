@@ -28,7 +28,7 @@ from kg_memory.errors import (
     VersionConflict,
 )
 from kg_memory.history import DEFAULT_CHECKPOINT_EVERY, Checkpoint, HistoryQuery
-from kg_memory.model import Delta, Entity, Fact, Memory, Update, UpdateStatus, normalise_name, pddl_name
+from kg_memory.model import Delta, Entity, Fact, Memory, Update, normalise_name, pddl_name
 from kg_memory.store import Embeddings, dimension_clash, embedding_rows, float32_vector
 from kg_memory.stores import _sqlite_log as _log
 from kg_memory.stores import _sqlite_state as _state
@@ -40,7 +40,7 @@ from kg_memory.stores._common import (
     check_load,
     check_record,
 )
-from kg_memory.stores._net import NetChange
+from kg_memory.stores._net import NetChange, in_runs
 from kg_memory.stores._sqlite_vectors import cosine as _cosine
 from kg_memory.stores._sqlite_vectors import pack as _pack
 from kg_memory.stores._sqlite_vectors import unpack as _unpack
@@ -300,22 +300,15 @@ class SQLiteStore:
             memory_id, _, version, seq, _ = self._memory_row(conn, memory)
             if version != expected_version:
                 raise VersionConflict(memory, expected_version, version)
-            stored: list[Update] = []
-            change = NetChange(memory)
-            for update in updates:
-                applied = update.status is UpdateStatus.APPLIED
-                version += applied
-                stored.append(update.stamped(seq=seq + len(stored), version=version))
-                if applied:
-                    change.take(update.delta)
-                if applied and version % self.checkpoint_every == 0:  # in this transaction: all or nothing
-                    _state.write(conn, memory_id, change, one_by_one=one_by_one)
-                    change = NetChange(memory)
-                    self._write_checkpoint(conn, memory_id, version)
-            _state.write(conn, memory_id, change, one_by_one=one_by_one)
+            stored, runs = in_runs(memory, updates, version=version, seq=seq, checkpoint_every=self.checkpoint_every)
+            for run in runs:
+                _state.write(conn, memory_id, run.change, one_by_one=one_by_one)
+                if run.checkpoint is not None:  # in this transaction: all or nothing
+                    self._write_checkpoint(conn, memory_id, run.checkpoint)
             _log.log(conn, memory_id, stored)
             conn.execute(
-                "UPDATE memories SET version = ?, next_seq = ? WHERE id = ?", (version, seq + len(stored), memory_id)
+                "UPDATE memories SET version = ?, next_seq = ? WHERE id = ?",
+                (stored[-1].version, seq + len(stored), memory_id),
             )
         return stored
 

@@ -182,6 +182,29 @@ def test_a_group_item_that_does_not_apply_after_the_earlier_ones_is_named(
     assert (home.version, home.facts(), home.history()) == (v, facts, history)
 
 
+@pytest.mark.parametrize(
+    ("steps", "named"),
+    [
+        # a fact the group removes and adds back must have held before it
+        ([Delta(remove={F("(on book_1 table_1)")}), Delta(add={F("(on book_1 table_1)")})], "(on book_1 table_1)"),
+        # a fact the group adds and removes again must not have held before it
+        ([Delta(add={F("(on book_1 shelf_1)")}), Delta(remove={F("(on book_1 shelf_1)")})], "(on book_1 shelf_1)"),
+    ],
+)
+def test_a_fact_a_group_leaves_as_it_found_it_is_still_checked(
+    store: GraphStore, home: WorldMemory, steps: list[Delta], named: str
+) -> None:
+    v, facts, history = home.version, home.facts(), home.history()
+    with pytest.raises(NotApplicable, match=re.escape(named)):
+        store.commit_group(home.name, [_applied(home, d, v) for d in steps], expected_version=v)
+    assert (home.version, home.facts(), home.history()) == (v, facts, history)
+    back = [_step("mug_1", "table_1", "shelf_1"), _step("mug_1", "shelf_1", "table_1")]  # as it was, and fine
+    stored = store.commit_group(home.name, [_applied(home, d, v) for d in back], expected_version=v)
+    assert [u.version for u in stored] == [v + 1, v + 2]
+    assert home.facts() == facts
+    assert_history_consistent(home)
+
+
 def test_a_fact_naming_an_entity_a_later_item_creates_is_refused(store: GraphStore, home: WorldMemory) -> None:
     v, facts = home.version, home.facts()
     early = _applied(home, Delta(add={F("(on cup_9 shelf_1)")}), v)
