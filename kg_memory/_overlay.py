@@ -27,6 +27,7 @@ class Overlay:
         self._facts_of: dict[str, frozenset[Fact]] = {}
         self._nullary: frozenset[Fact] | None = None
         self._entities: dict[str, Entity | None] = {}
+        self._facts_read = 0  # facts the base answered, counted once per name that holds them
 
     def prefetch(self, names: Iterable[str]) -> None:
         """Read what the base holds of ``names`` at once, for proposers that will ask one by one."""
@@ -63,12 +64,13 @@ class Overlay:
                 for arg in set(fact.args) & unread:
                     by_name[arg].add(fact)
             self._facts_of.update((n, frozenset(fs)) for n, fs in by_name.items())
+            self._facts_read += sum(len(fs) for fs in by_name.values())
         return self._nullary.union(*(self._facts_of[n] for n in names))
 
     @property
-    def known(self) -> int:
-        """How many names the view holds what the base answered for."""
-        return len(self._entities) + len(self._facts_of)
+    def held(self) -> int:
+        """About how much the view holds: the names it read, and the facts it holds for them."""
+        return len(self._entities) + len(self._facts_of) + self._facts_read
 
     def settle(self) -> None:
         """Take the deltas into what the base answered, once they are committed: the view is then
@@ -82,6 +84,7 @@ class Overlay:
                         changed.setdefault(arg, set()).add(fact)
         for name in gone.keys() | came.keys():
             self._facts_of[name] = (self._facts_of[name] - gone.get(name, set())) | came.get(name, set())
+            self._facts_read += len(came.get(name, ()))
         if self._nullary is not None and any(not f.args for f in (*self._added, *self._removed)):
             self._nullary = (self._nullary - self._removed) | {f for f in self._added if not f.args}
         self._entities.update(self._new)

@@ -40,9 +40,9 @@ from kg_memory.verifier import StateView, Verifier
 
 # Attempts to re-verify and commit when other writers keep moving the memory on.
 DEFAULT_COMMIT_ATTEMPTS = 8
-# Names a write group's view may carry to the next group; past this, reading them again is
-# cheaper than holding the facts of a whole building between groups.
-_WARM_NAMES = 10_000
+# What a write group's view may carry to the next group (names and facts, see Overlay.held);
+# past this, reading them again is cheaper than holding a large part of a building between groups.
+_WARM_HELD = 50_000
 
 
 def created_by_domain(record: Memory, domain: Domain) -> Update:
@@ -361,7 +361,7 @@ class WorldMemory:
 
     def _keep_warm(self, record: Memory, view: Overlay, version: int) -> None:
         """Keep ``view``, committed up to ``version``, for the next group (unless it grew too large)."""
-        if view.known > _WARM_NAMES:
+        if view.held > _WARM_HELD:
             return
         view.settle()
         with self._warm_lock:

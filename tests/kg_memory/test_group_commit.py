@@ -34,6 +34,7 @@ from kg_memory import (
     VersionConflict,
     WorldMemory,
 )
+from kg_memory import memory as memory_module
 from kg_memory._overlay import Overlay
 from kg_memory.memory import Proposal, Propose
 from kg_memory.stores import SQLiteStore
@@ -391,6 +392,19 @@ def test_a_group_starts_from_the_view_the_last_one_left(
     assert reads.count == 0
     assert [sorted(map(str, u.delta.remove)) for u in later] == [["(on mug_1 shelf_1)"], ["(on book_1 sink_1)"]]
     assert_history_consistent(home)
+
+
+def test_a_view_holding_too_much_is_not_carried_to_the_next_group(
+    store: GraphStore, home: WorldMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(memory_module, "_WARM_HELD", 3)
+    reads = _StoreReads(store, monkeypatch)
+    names = ["mug_1", "table_1", "shelf_1", "sink_1"]
+    _updates(home.apply_group([_move("mug_1", "shelf_1")], prefetch=names))
+    reads.count = 0
+    (later,) = _updates(home.apply_group([_move("mug_1", "sink_1")], prefetch=names))
+    assert reads.count > 0
+    assert later.delta.remove == {F("(on mug_1 shelf_1)")}
 
 
 def test_a_write_from_elsewhere_between_groups_is_read_afresh(store: GraphStore, home: WorldMemory) -> None:
