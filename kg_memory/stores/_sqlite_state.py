@@ -102,13 +102,17 @@ def _check_assumed(conn: sqlite3.Connection, memory_id: int, change: NetChange) 
         raise refusal
 
 
+def existing(conn: sqlite3.Connection, memory_id: int, names: Iterable[str]) -> list[str]:
+    """Those of ``names`` that are stored entities of the memory."""
+    query = "SELECT name FROM entities WHERE memory_id = ? AND name IN (SELECT value FROM json_each(?))"
+    return [name for (name,) in conn.execute(query, (memory_id, json.dumps(list(names))))]
+
+
 def _check_named(conn: sqlite3.Connection, memory: str, memory_id: int, names: set[str]) -> None:
     if not names:
         return
-    query = "SELECT name FROM entities WHERE memory_id = ? AND name IN (SELECT value FROM json_each(?))"
-    found = conn.execute(query, (memory_id, json.dumps(sorted(names)))).fetchall()
-    if len(found) != len(names):
-        missing = names - {name for (name,) in found}
+    missing = names - set(existing(conn, memory_id, sorted(names)))
+    if missing:
         raise NotApplicable(memory, f"facts name entities that do not exist: {sorted(missing)}")
 
 

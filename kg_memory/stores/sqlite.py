@@ -324,13 +324,6 @@ class SQLiteStore:
             conn.execute("UPDATE memories SET next_seq = ? WHERE id = ?", (seq + 1, memory_id))
         return stored
 
-    def _existing(self, conn: sqlite3.Connection, memory_id: int, names: Iterable[str]) -> list[str]:
-        rows = conn.execute(
-            "SELECT name FROM entities WHERE memory_id = ? AND name IN (SELECT value FROM json_each(?))",
-            (memory_id, _json_list(names)),
-        )
-        return [r[0] for r in rows]
-
     # -- embeddings (derived data: not logged, no new version) --------------------------------
 
     def embeddings(self, memory: str, names: Iterable[str] | None = None) -> Embeddings:
@@ -343,7 +336,7 @@ class SQLiteStore:
             memory_id = self._memory_row(conn, memory)[0]
             if not checked:
                 return
-            missing = set(checked) - set(self._existing(conn, memory_id, checked))
+            missing = set(checked) - set(_state.existing(conn, memory_id, checked))
             if missing:
                 raise NotApplicable(memory, f"embeddings name entities that do not exist: {sorted(missing)}")
             dim = len(next(iter(checked.values()))[1])
@@ -442,7 +435,7 @@ class SQLiteStore:
         with self._write("import", memory) as conn:
             memory_id = self._memory_row(conn, memory, importing=True)[0]
             conn.execute("UPDATE memories SET importing = 0 WHERE id = ?", (memory_id,))
-            existing = set(self._existing(conn, memory_id, [e.name for e in entities]))
+            existing = set(_state.existing(conn, memory_id, [e.name for e in entities]))
             _state.insert_entities(conn, memory, memory_id, [e for e in entities if e.name not in existing])
             change = NetChange(memory)
             change.take(Delta(add=frozenset(facts)))
