@@ -122,6 +122,10 @@ class Neo4jStore(HistoryMethods):
             connection_timeout=timeout,
             connection_acquisition_timeout=timeout,
             max_transaction_retry_time=retry_time,
+            # the queries read properties that only some entities and relations have (a function's
+            # value): the server's "unknown property" warnings about them would reach every user's
+            # terminal through the driver's logger
+            notifications_disabled_categories=[neo4j.NotificationDisabledCategory.UNRECOGNIZED],
         )
 
     # -- plumbing ---------------------------------------------------------------------------
