@@ -454,6 +454,8 @@ class Update:
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     time: datetime = field(default_factory=_utc_now)
     meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # ``meta`` as the stores write it, from the check below: written once per update, not encoded again
+    _meta_text: str = field(default="", init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.source, UpdateSource):  # an enum call costs more than the check
@@ -469,7 +471,7 @@ class Update:
         if self.time.tzinfo is None:
             raise InvalidValue("update time", self.time, "must be timezone-aware")
         try:
-            meta_json(self.meta)
+            object.__setattr__(self, "_meta_text", meta_json(self.meta))
         except (TypeError, ValueError) as exc:
             problem = f"must be JSON without NaN or Infinity, nested at most {MAX_META_DEPTH} deep ({exc})"
             shown = f"with keys {sorted(map(str, self.meta))[:8]}" if isinstance(exc, _TooDeep) else self.meta
@@ -491,6 +493,10 @@ class Update:
             "meta": dict(self.meta),
         }
 
+    def meta_text(self) -> str:
+        """``meta`` as compact JSON (:func:`meta_json`)."""
+        return self._meta_text or meta_json(self.meta)
+
     def stamped(self, *, seq: int, version: int) -> Update:
         """This update at its place in a history: every other field as it is (and as it was validated)."""
         current = {name: getattr(self, name) for name in _UPDATE_FIELDS}
@@ -500,6 +506,7 @@ class Update:
     def unchecked(cls, **fields: Any) -> Update:
         """An update from a store row (every field given), validated when it was written."""
         update = object.__new__(cls)
+        object.__setattr__(update, "_meta_text", "")  # unless given: encoded when first asked for
         for name, value in fields.items():
             object.__setattr__(update, name, value)
         return update

@@ -20,15 +20,28 @@ this home must be refused first, or the delta does harm: a shelf the memory plac
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from kg_memory.domain import Domain
-from kg_memory.model import Entity, Issue, IssueCode
+from kg_memory.model import Issue, IssueCode
 from kg_memory.verifier import StateView
-from perception.observation import Observation
+from perception.observation import Observation, ObservedEntity
 
 ROOM = "room"
 ROBOT = "robot"
+
+
+class _Typed(Protocol):
+    """What the checks read of an entity, stored or observed: an observed one is not made a memory
+    entity for them (that validates its attributes again, on every observation)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def type(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +59,8 @@ def observation_issues(observation: Observation, state: StateView, domain: Domai
 
 def check_observation(observation: Observation, state: StateView, domain: Domain) -> ObservationCheck:
     """:func:`observation_issues`, and the warnings of an observation that may be applied."""
-    observed = {e.name: e.entity() for e in observation.entities}
-    stored = {e.name: e for e in domain.constant_entities()}
+    observed: dict[str, _Typed] = {e.name: _checked(e) for e in observation.entities}
+    stored: dict[str, _Typed] = {e.name: e for e in domain.constant_entities()}
     stored.update(state.entities((observation.room, observation.robot, *observed)))
     known = {**observed, **stored}  # an entity the memory has keeps its type
     issues = [*_room_issues(observation, known, domain), *_robot_issues(observation, known, domain)]
@@ -58,7 +71,15 @@ def check_observation(observation: Observation, state: StateView, domain: Domain
     return ObservationCheck(tuple(issues), tuple(warnings))
 
 
-def _retyped(observed: dict[str, Entity], stored: dict[str, Entity], domain: Domain) -> tuple[list[Issue], list[str]]:
+def _checked(entity: ObservedEntity) -> _Typed:
+    """``entity`` with its label and attributes checked as a memory entity's are (no lone surrogates,
+    finite numbers: :class:`~kg_memory.errors.InvalidValue`); its name and type were checked already."""
+    return entity.entity() if entity.label or entity.attrs else entity
+
+
+def _retyped(
+    observed: Mapping[str, _Typed], stored: Mapping[str, _Typed], domain: Domain
+) -> tuple[list[Issue], list[str]]:
     """Entities observed as another type than the memory's: a warning if the types are related, else an issue."""
     issues: list[Issue] = []
     warnings: list[str] = []
@@ -81,11 +102,11 @@ def _retyped(observed: dict[str, Entity], stored: dict[str, Entity], domain: Dom
     return issues, warnings
 
 
-def _is(entity: Entity | None, type_: str, domain: Domain) -> bool:
+def _is(entity: _Typed | None, type_: str, domain: Domain) -> bool:
     return entity is not None and domain.is_subtype(entity.type, type_)
 
 
-def _room_issues(observation: Observation, known: dict[str, Entity], domain: Domain) -> list[Issue]:
+def _room_issues(observation: Observation, known: Mapping[str, _Typed], domain: Domain) -> list[Issue]:
     room = known.get(observation.room)
     if ROOM not in domain.types or _is(room, ROOM, domain):
         return []
@@ -100,7 +121,7 @@ def _room_issues(observation: Observation, known: dict[str, Entity], domain: Dom
     ]
 
 
-def _robot_issues(observation: Observation, known: dict[str, Entity], domain: Domain) -> list[Issue]:
+def _robot_issues(observation: Observation, known: Mapping[str, _Typed], domain: Domain) -> list[Issue]:
     robot = known.get(observation.robot)
     if robot is None:
         return [
@@ -121,7 +142,7 @@ def _robot_issues(observation: Observation, known: dict[str, Entity], domain: Do
     return []
 
 
-def _misplaced(observation: Observation, known: dict[str, Entity], state: StateView, domain: Domain) -> list[Issue]:
+def _misplaced(observation: Observation, known: Mapping[str, _Typed], state: StateView, domain: Domain) -> list[Issue]:
     """Stored static facts placing an observed (non-room) entity in a room other than the observation's."""
     movable = frozenset(n for n in observation.names() if not _is(known.get(n), ROOM, domain))
     placing = domain.derived(_placing_predicates)

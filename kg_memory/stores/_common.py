@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import Any
 
 from kg_memory.errors import InvalidValue, MemoryExists, NotApplicable
-from kg_memory.model import Delta, Issue, Update, UpdateSource, UpdateStatus, meta_json
+from kg_memory.model import Delta, Issue, Update, UpdateSource, UpdateStatus
 
 UPDATE_COLUMNS = ("seq", "id", "source", "input", "delta", "status", "issues", "version", "time", "meta")
 
@@ -34,7 +34,7 @@ def update_row(update: Update) -> dict[str, Any]:
         "issues": json.dumps([i.to_json() for i in update.issues]),
         "version": update.version,
         "time": update.time.isoformat(),
-        "meta": meta_json(update.meta),
+        "meta": update.meta_text(),
     }
 
 

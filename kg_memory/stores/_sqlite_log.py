@@ -15,7 +15,7 @@ from operator import itemgetter
 from typing import Any
 
 from kg_memory.history import Checkpoint, HistoryQuery, timestamp_us, touched
-from kg_memory.model import Delta, Entity, Fact, Update, meta_json
+from kg_memory.model import Delta, Entity, Fact, Update
 from kg_memory.stores._common import UPDATE_COLUMNS, attrs_from_text, update_from_row, update_row
 
 _TABLES = """
@@ -286,7 +286,7 @@ def loaded_row(update: Update) -> tuple[Any, ...]:
         json.dumps([i.to_json() for i in update.issues]) if update.issues else "[]",
         update.version,
         update.time.isoformat(),
-        meta_json(update.meta) if update.meta else "{}",
+        update.meta_text() if update.meta else "{}",
     )
 
 
