@@ -28,10 +28,10 @@ KEY, READ_KEY = "write-key", "read-key"
 class Pair:
     """The same service twice, with and without the door, each on a store of its own."""
 
-    def __init__(self, tmp_path: Path, **overrides: Any) -> None:
+    def __init__(self, tmp_path: Path, *, root_path: str = "", **overrides: Any) -> None:
         def app(name: str, hot: bool) -> TestClient:
             fields: dict[str, Any] = {"sqlite_path": tmp_path / f"{name}.db", "retriever": "full", **overrides}
-            return TestClient(create_app(Settings(**fields), hot_writes=hot))
+            return TestClient(create_app(Settings(**fields), hot_writes=hot), root_path=root_path)
 
         self.hot, self.plain = app("hot", True), app("plain", False)
 
@@ -191,6 +191,18 @@ def test_paths_the_door_does_not_serve_exactly_go_to_the_app(pair: Pair) -> None
     for path in (OBSERVE + "/", f"/v1/memories/{HOME}/observations/batch/x", "/v1/memories//observations"):
         pair.post(path, json=body, hot_served=False, follow_redirects=False)
     assert pair.post(f"/v1/memories/{HOME}/updates/nl", json={"text": ""}, hot_served=False)[0] == 422
+
+
+def test_behind_a_proxy_that_mounts_the_service_under_a_prefix_the_door_still_answers(tmp_path: Path) -> None:
+    with Pair(tmp_path, root_path="/memory") as pair:
+        pair.seed()
+        # the prefix in front of the path (as uvicorn puts it), and the path without it
+        status, body = pair.post("/memory" + OBSERVE, json=kitchen(lamp_on=True, mug_on="sink_1"), hot_served=True)
+        assert (status, body["status"]) == (200, "applied")
+        status, body = pair.post(OBSERVE, json=kitchen(lamp_on=False, mug_on="sink_1"), hot_served=True)
+        assert (status, body["status"]) == (200, "applied")
+        # a prefix that only begins the path's first segment is no prefix, for the door as for the routes
+        assert pair.post("/memoryx" + OBSERVE, json=kitchen(lamp_on=True, mug_on="sink_1"), hot_served=False)[0] == 404
 
 
 def test_keys_are_checked_as_the_routes_check_them(tmp_path: Path) -> None:
