@@ -146,25 +146,7 @@ class UpdateOut(BaseModel):
 
     @classmethod
     def of(cls, update: Update) -> UpdateOut:
-        # an update's fields were validated when it was made: built as they are, not validated again
-        delta = update.delta
-        return cls.model_construct(
-            id=update.id,
-            memory=update.memory,
-            seq=update.seq,
-            source=update.source.value,
-            input=update.input,
-            delta=DeltaOut.model_construct(
-                remove=sorted(str(f) for f in delta.remove),
-                add=sorted(str(f) for f in delta.add),
-                new_entities=[EntityBody.model_construct(**e.to_json()) for e in delta.new_entities],
-            ),
-            status=update.status.value,
-            issues=[IssueOut.model_construct(**i.to_json()) for i in update.issues],
-            version=update.version,
-            time=update.time,
-            meta=dict(update.meta),
-        )
+        return cls.model_validate(update.to_json())
 
 
 class HistoryPageOut(BaseModel):
