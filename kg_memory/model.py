@@ -454,7 +454,8 @@ class Update:
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     time: datetime = field(default_factory=_utc_now)
     meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
-    # ``meta`` as the stores write it, from the check below: written once per update, not encoded again
+    # ``meta`` as the stores write it: the text its check below made, so what is written is what was
+    # checked (meta is frozen at its top level; nested values are not to be changed once it is made)
     _meta_text: str = field(default="", init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:

@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from l3mp.operations import Operations
 from l3mp.operations.services import Services
 from l3mp.service.deps import write_refusal
-from l3mp.service.limits import replayed
+from l3mp.service.limits import replayed, route_path
 
 Handler = Callable[..., Awaitable[Response]]
 
@@ -78,7 +78,7 @@ class HotWrites:
     def _match(self, scope: Scope) -> tuple[str, HotRoute] | None:
         if scope["type"] != "http" or scope["method"] != "POST":
             return None
-        found = self.pattern.fullmatch(_route_path(scope))
+        found = self.pattern.fullmatch(route_path(scope))
         if found is None:
             return None
         return found.group(1), self.routes[found.group(2)]
@@ -106,16 +106,6 @@ class HotWrites:
         handler = next(handlers[cls] for cls in type(exc).__mro__ if cls in handlers)
         response = handler(Request(scope), exc)
         return await response if inspect.isawaitable(response) else response
-
-
-def _route_path(scope: Scope) -> str:
-    """The path as the app's routes match it: behind a proxy that mounts the service under a prefix
-    (``root_path``), the server may put the prefix in front of the path, and routing takes it off."""
-    path: str = scope["path"]
-    root: str = scope.get("root_path", "")
-    if root and path.startswith(root) and path[len(root) : len(root) + 1] == "/":
-        return path[len(root) :]
-    return path
 
 
 def _json_content(value: bytes | None) -> bool:

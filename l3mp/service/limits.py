@@ -1,4 +1,5 @@
-"""A request-size limit enforced before anything parses the body, and HEAD answered as GET (pure ASGI)."""
+"""A request-size limit enforced before anything parses the body, and HEAD answered as GET (pure ASGI);
+the path as the app's routes match it, for the pure-ASGI parts that pick requests by path."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ class BodyLimit:
         return any(pattern.match(path) for pattern in self.streamed)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self._streams(scope.get("path", "")):
+        if scope["type"] != "http" or self._streams(route_path(scope)):
             await self.app(scope, receive, send)
             return
         declared = dict(scope.get("headers") or ()).get(b"content-length")
@@ -49,6 +50,18 @@ class BodyLimit:
         response = error_response(413, "too_large", f"the request body exceeds {self.limit} bytes")
         response.headers["Connection"] = "close"
         await response(scope, receive, send)
+
+
+def route_path(scope: Scope) -> str:
+    """The path as the app's routes match it. Behind a proxy that mounts the service under a prefix
+    (``root_path``), the server may put the prefix in front of the path, and routing takes it off."""
+    path: str = scope.get("path", "")
+    root: str = scope.get("root_path", "")
+    if not root or not path.startswith(root):
+        return path
+    if path == root:
+        return ""
+    return path[len(root) :] if path[len(root)] == "/" else path
 
 
 def replayed(body: bytes, receive: Receive) -> Receive:

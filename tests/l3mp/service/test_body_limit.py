@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+from starlette._utils import get_route_path
 from starlette.types import Message, Receive, Scope, Send
 
-from l3mp.service.limits import BodyLimit
+from l3mp.service.limits import BodyLimit, route_path
 
 SCOPE: Scope = {"type": "http", "method": "POST", "path": "/v1/memories/home/deltas", "headers": []}
 
@@ -63,3 +65,44 @@ def test_a_chunked_body_over_the_limit_is_413_and_never_reaches_the_app() -> Non
     )
     assert app.bodies == []
     assert sent[0]["status"] == 413
+
+
+def test_a_streamed_route_behind_a_proxys_prefix_keeps_its_own_limit() -> None:
+    """A proxy that mounts the service under a prefix: the server may put the prefix in front of the
+    path, and the route that streams its body is still known by its path without it."""
+    app = _Recorder()
+    limit = BodyLimit(app, limit=1_000, streamed=("/v1/memories/import.jsonl",))
+
+    def status(path: str) -> int:
+        sent: list[Message] = []
+        pending: list[Message] = [{"type": "http.request", "body": b"x" * 1_200, "more_body": False}]
+
+        async def receive() -> Message:
+            return pending.pop(0) if pending else {"type": "http.disconnect"}
+
+        async def send(message: Message) -> None:
+            sent.append(message)
+
+        asyncio.run(limit({**SCOPE, "path": path, "root_path": "/memory"}, receive, send))
+        return int(sent[0]["status"])
+
+    assert status("/memory/v1/memories/import.jsonl") == 204  # the prefix in front, as uvicorn puts it
+    assert status("/v1/memories/import.jsonl") == 204
+    assert status("/memory/v1/memories/home/deltas") == 413  # any other route keeps the service's limit
+    assert app.bodies == [b"x" * 1_200] * 2
+
+
+@pytest.mark.parametrize(
+    ("path", "root"),
+    [
+        ("/memory/v1/x", "/memory"),
+        ("/memory", "/memory"),
+        ("/memoryx/v1/x", "/memory"),
+        ("/v1/x", "/memory"),
+        ("/v1/x", ""),
+        ("/memory/", "/memory"),
+        ("/memory/v1", "/memory/"),
+    ],
+)
+def test_the_route_path_is_the_one_starlettes_routing_matches(path: str, root: str) -> None:
+    assert route_path({"path": path, "root_path": root}) == get_route_path({"path": path, "root_path": root})
