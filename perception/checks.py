@@ -34,8 +34,8 @@ ROBOT = "robot"
 
 
 class _Typed(Protocol):
-    """What the checks read of an entity, stored or observed: an observed one is not made a memory
-    entity for them (that validates its attributes again, on every observation)."""
+    """What the checks read of an entity, stored or observed: an observed one is made a memory entity
+    only when it has a label or attributes to check (see :func:`_checked`), not for its name and type."""
 
     @property
     def name(self) -> str: ...
