@@ -358,6 +358,24 @@ def test_serve_refuses_a_port_out_of_range(port: str, db: list[str]) -> None:
     assert "'--port'" in run(*db, "serve", "--port", port).refused(2)
 
 
+@pytest.mark.parametrize("root", ["robots", "/robots/", "/robots//home", "/robots?x=1"])
+def test_serve_refuses_a_root_path_that_is_no_path_prefix(root: str, db: list[str]) -> None:
+    assert "'--root-path'" in run(*db, "serve", "--root-path", root).refused(2)
+
+
+@pytest.mark.parametrize(("root", "given"), [("/robots/home", "/robots/home"), ("/", ""), ("", "")])
+def test_serve_hands_its_root_path_to_uvicorn(
+    root: str, given: str, db: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import uvicorn
+
+    started: dict[str, object] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: started.update(options))
+    monkeypatch.setattr(sys, "setswitchinterval", lambda _interval: None)  # this process's is kept
+    assert run(*db, "serve", "--root-path", root).code == 0
+    assert started["root_path"] == given
+
+
 def test_serve_on_a_store_it_cannot_open_is_one_line_before_uvicorn_starts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -49,12 +49,14 @@ def require_chromium() -> str:
 class LiveService:
     """``create_app(settings)`` served by uvicorn in a thread, on a socket bound before it starts."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, root_path: str = "") -> None:
         self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.socket.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.socket.getsockname()[1]}"
-        config = uvicorn.Config(create_app(settings), log_level="warning", access_log=False, lifespan="on")
+        config = uvicorn.Config(
+            create_app(settings), log_level="warning", access_log=False, lifespan="on", root_path=root_path
+        )
         config.timeout_graceful_shutdown = 2
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
@@ -78,9 +80,9 @@ class LiveService:
 
 
 @contextmanager
-def live_service(tmp: Path, **overrides: Any) -> Iterator[LiveService]:
+def live_service(tmp: Path, *, root_path: str = "", **overrides: Any) -> Iterator[LiveService]:
     fields: dict[str, Any] = {"sqlite_path": tmp / "dashboard.db", "retriever": "full", **overrides}
-    service = LiveService(Settings(**fields)).start()
+    service = LiveService(Settings(**fields), root_path=root_path).start()
     try:
         yield service
     finally:

@@ -46,11 +46,13 @@ export async function request(method, path, body) {
 export const get = (path) => request("GET", path);
 export const post = (path, body) => request("POST", path, body ?? {});
 
-const memoryPath = (memory) => `/dashboard/api/memories/${encodeURIComponent(memory)}`;
-const v1 = (memory) => `/v1/memories/${encodeURIComponent(memory)}`;
+// Relative to the page, so the dashboard also works where a proxy serves the service under a prefix
+// (https://host/robots/home/ → its routes under /robots/home/).
+const memoryPath = (memory) => `dashboard/api/memories/${encodeURIComponent(memory)}`;
+const v1 = (memory) => `v1/memories/${encodeURIComponent(memory)}`;
 
 export const api = {
-  memories: () => get("/dashboard/api/memories"),
+  memories: () => get("dashboard/api/memories"),
   /** @type {(memory: string, version: number|null) => Promise<import("./payload.js").GraphPayload>} */
   graph: (memory, version) => get(`${memoryPath(memory)}/graph${version === null ? "" : `?version=${version}`}`),
   outline: (memory, version) => get(`${memoryPath(memory)}/outline${version === null ? "" : `?version=${version}`}`),
