@@ -56,18 +56,7 @@ class MemoryExists(KgMemoryError):
     @classmethod
     def in_use(cls, name: str) -> MemoryExists:
         """A memory asked to be deleted as an abandoned import whose import ended (or that never had one)."""
-        return cls(name, "is not being imported: it is in use, and a memory in use is not deleted")
-
-    @classmethod
-    def not_deletable(cls, name: str) -> MemoryExists:
-        """A memory in use, asked to be deleted: processes that hold it by its name (their caches, their
-        queued writes, a subscription) would go on with whatever is made under that name next."""
-        return cls(
-            name,
-            "is in use and is not deleted: only the hidden memory an abandoned import left is"
-            " (abandoned_import); every process holding a memory by its name would go on with whatever is made"
-            " under that name next",
-        )
+        return cls(name, "is not being imported: it is in use (deleting it is asked for without abandoned_import)")
 
 
 class UnknownUpdate(KgMemoryError):

@@ -20,7 +20,7 @@ from kg_memory._group import writable_source as _source
 from kg_memory._overlay import Overlay
 from kg_memory._size_caps import capped
 from kg_memory.domain import Domain
-from kg_memory.errors import InvalidValue, NotApplicable, VersionConflict
+from kg_memory.errors import InvalidValue, NotApplicable, UnknownMemory, VersionConflict
 from kg_memory.history import MAX_PAGE, NO_ENTITY, HistoryQuery, Interval, intervals
 from kg_memory.model import (
     Delta,
@@ -91,10 +91,13 @@ class _View:
 
 
 class WorldMemory:
-    def __init__(self, store: GraphStore, name: str, domain: Domain) -> None:
+    def __init__(self, store: GraphStore, name: str, domain: Domain, *, created: datetime | None = None) -> None:
         self.store = store
         self.name = name
         self.domain = domain
+        # which memory of the name this is: every write checks it in its transaction, so a handle held
+        # while its memory was deleted, and another made under its name, never writes to that one
+        self.created = created
         self.verifier = Verifier(domain)
         # the view the last write group left: (memory created, version, view); see apply_group
         self._warm: tuple[datetime, int, Overlay] | None = None
@@ -111,19 +114,24 @@ class WorldMemory:
         except BaseException:
             store.delete_memory(record.name)
             raise
-        return cls(store, record.name, bound)
+        return cls(store, record.name, bound, created=record.created)
 
     @classmethod
     def open(cls, store: GraphStore, name: str) -> WorldMemory:
         """The memory named ``name`` in any spelling that normalises to it (``" HOME "`` is ``home``)."""
         record = store.get_memory(name)
-        return cls(store, record.name, store.domains.get(record.domain))
+        return cls(store, record.name, store.domains.get(record.domain), created=record.created)
 
     # -- reads ------------------------------------------------------------------------------
 
     @property
     def record(self) -> Memory:
-        return self.store.get_memory(self.name)
+        """The memory's record; :class:`UnknownMemory` once the memory this handle was made for was
+        deleted, also when another holds its name now."""
+        record = self.store.get_memory(self.name)
+        if self.created is not None and record.created != self.created:
+            raise UnknownMemory(self.name)
+        return record
 
     @property
     def version(self) -> int:
@@ -246,7 +254,7 @@ class WorldMemory:
             version=outcome.version,
             meta=meta or {},
         )
-        return self.store.record(capped(rejected))
+        return self.store.record(capped(rejected), created=self.created)
 
     def try_apply(
         self,
@@ -288,9 +296,9 @@ class WorldMemory:
                 meta=recorded,
             )
             if status is UpdateStatus.NOOP:
-                return self.store.record(update)
+                return self.store.record(update, created=self.created)
             try:
-                return self.store.commit(update, expected_version=version)
+                return self.store.commit(update, expected_version=version, created=self.created)
             except VersionConflict:
                 if expected_version is not None:
                     raise
@@ -333,7 +341,7 @@ class WorldMemory:
             )
             updates = [d for d in drafts if isinstance(d, Update)]
             try:
-                stored = self.store.commit_group(self.name, updates, expected_version=version)
+                stored = self.store.commit_group(self.name, updates, expected_version=version, created=self.created)
             except VersionConflict:
                 time.sleep(random.uniform(0, min(0.05, 0.002 * 2**attempt)))  # see try_apply
                 continue
@@ -384,7 +392,7 @@ class WorldMemory:
             if isinstance(outcome, Exception):
                 raise outcome
             try:
-                return self.store.commit_group(self.name, [outcome], expected_version=version)[0]
+                return self.store.commit_group(self.name, [outcome], expected_version=version, created=self.created)[0]
             except VersionConflict:
                 continue
         raise VersionConflict(self.name, version, self.version)
@@ -409,7 +417,7 @@ class WorldMemory:
             version=self.version,
             meta=meta or {},
         )
-        return self.store.record(capped(update))
+        return self.store.record(capped(update), created=self.created)
 
     def add_entities(self, entities: Iterable[Entity], *, input: str = "", facts: Iterable[Fact] = ()) -> Update:
         """Perception's write: new entities, with the facts that place them."""

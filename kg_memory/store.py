@@ -153,16 +153,22 @@ class GraphStore(Protocol):
         """
         ...
 
-    def commit(self, update: Update, expected_version: int) -> Update:
+    def commit(self, update: Update, expected_version: int, *, created: datetime | None = None) -> Update:
         """Apply an update's delta and log it in one transaction.
 
         Raises :class:`VersionConflict` if the memory is not at ``expected_version`` and
         :class:`NotApplicable` if the delta does not apply; in both cases nothing is written.
         Returns the update with its ``seq`` and new ``version``.
+
+        ``created``, the creation time of the memory the writer means, is checked in the same
+        transaction: a memory of that name made at another time (the writer's was deleted, and
+        another made under its name) raises :class:`UnknownMemory`, and nothing is written.
         """
         ...
 
-    def commit_group(self, memory: str, updates: Sequence[Update], expected_version: int) -> list[Update]:
+    def commit_group(
+        self, memory: str, updates: Sequence[Update], expected_version: int, *, created: datetime | None = None
+    ) -> list[Update]:
         """Log several updates in order, with consecutive ``seq``, in one transaction, applying
         the deltas of the applied ones one after another.
 
@@ -172,12 +178,13 @@ class GraphStore(Protocol):
         version is a multiple of ``checkpoint_every``. Raises :class:`VersionConflict` if
         the memory is not at ``expected_version`` and :class:`NotApplicable` if any applied
         delta does not apply; in both cases nothing of the group is written. Returns the
-        updates as stored.
+        updates as stored. ``created`` as for :meth:`commit`.
         """
         ...
 
-    def record(self, update: Update) -> Update:
-        """Log a rejected or no-op update without changing the state."""
+    def record(self, update: Update, *, created: datetime | None = None) -> Update:
+        """Log a rejected or no-op update without changing the state. ``created`` as for
+        :meth:`commit`."""
         ...
 
     def history(self, memory: str, since_seq: int = 0, limit: int | None = None) -> list[Update]:

@@ -10,7 +10,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from kg_memory.errors import InvalidValue, MemoryExists, NotApplicable
+from kg_memory.errors import InvalidValue, MemoryExists, NotApplicable, UnknownMemory
 from kg_memory.model import Delta, Issue, Update, UpdateSource, UpdateStatus
 
 UPDATE_COLUMNS = ("seq", "id", "source", "input", "delta", "status", "issues", "version", "time", "meta")
@@ -100,6 +100,13 @@ def check_load(memory: str, updates: Sequence[Update]) -> None:
     for before, after in itertools.pairwise(updates):
         if after.seq != before.seq + 1:
             raise NotApplicable(memory, f"update {after.id} has seq {after.seq}, expected {before.seq + 1}")
+
+
+def check_created(memory: str, stored: str, created: datetime | None) -> None:
+    """Raise :class:`UnknownMemory` when the memory holding the name now (made at ``stored``, as the
+    store keeps it) is not the one a writer meant (made at ``created``): that one was deleted."""
+    if created is not None and datetime.fromisoformat(stored) != created:
+        raise UnknownMemory(memory)
 
 
 def check_deletable(name: str, *, hidden: bool, importing: bool | None) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from datetime import datetime
 from typing import Any
 
 import neo4j
@@ -14,6 +15,7 @@ from kg_memory.domain import Domain
 from kg_memory.errors import InvalidValue, NotApplicable, UnknownMemory
 from kg_memory.model import Entity, Fact, Update, is_pddl_name
 from kg_memory.store import Embeddings, dimension_clash
+from kg_memory.stores._common import check_created
 
 # a memory an import is filling is not yet there for anything but the import's own steps
 VISIBLE = "m.importing IS NULL"
@@ -48,18 +50,24 @@ def check_delta_names(update: Update, domain: Domain) -> None:
             raise NotApplicable(update.memory, f"entity {entity.name} has unknown type {entity.type}")
 
 
-def lock_memory(tx: neo4j.ManagedTransaction, memory: str, *, bump_version: bool) -> tuple[int, int]:
+def lock_memory(
+    tx: neo4j.ManagedTransaction, memory: str, *, bump_version: bool, created: datetime | None = None
+) -> tuple[int, int]:
     """Take the memory's write lock (the SET) for one update; its version and seq."""
-    return reserve(tx, memory, versions=1 if bump_version else 0, seqs=1)
+    return reserve(tx, memory, versions=1 if bump_version else 0, seqs=1, created=created)
 
 
-def reserve(tx: neo4j.ManagedTransaction, memory: str, *, versions: int, seqs: int) -> tuple[int, int]:
+def reserve(
+    tx: neo4j.ManagedTransaction, memory: str, *, versions: int, seqs: int, created: datetime | None = None
+) -> tuple[int, int]:
     """Take the memory's write lock (the SET), moving it on by ``versions`` and ``seqs``, and
-    read under it the version and the first seq it had before."""
+    read under it the version and the first seq it had before. With ``created``, the memory
+    holding the name must be the one made then (:func:`check_created`)."""
     record = tx.run(
         "MATCH (m:Memory {name: $memory}) "
         "SET m.next_seq = m.next_seq + $seqs, m.version = m.version + $versions "
-        f"RETURN m.version - $versions AS version, m.next_seq - $seqs AS seq, m:Memory AND {VISIBLE} AS live",
+        "RETURN m.version - $versions AS version, m.next_seq - $seqs AS seq, m.created AS created, "
+        f"m:Memory AND {VISIBLE} AS live",
         memory=memory,
         versions=versions,
         seqs=seqs,
@@ -68,6 +76,7 @@ def reserve(tx: neo4j.ManagedTransaction, memory: str, *, versions: int, seqs: i
     # while an import fills it (only the import's own steps write to it then)
     if record is None or record["version"] is None or record["seq"] is None or not record["live"]:
         raise UnknownMemory(memory)
+    check_created(memory, record["created"], created)
     return int(record["version"]), int(record["seq"])
 
 

@@ -114,7 +114,8 @@ class Neo4jStore(HistoryMethods):
         self.uri = uri
         self.domains = domains or DomainRegistry()
         self._database = database
-        self._domain_of: dict[str, Domain] = {}
+        # memory -> (its creation time, its domain): another memory made under the name is told apart
+        self._domain_of: dict[str, tuple[datetime, Domain]] = {}
         self._vector_index: tuple[str, int] | None = None  # name and dimension, once known
         self._driver = neo4j.GraphDatabase.driver(
             uri,
@@ -189,12 +190,17 @@ class Neo4jStore(HistoryMethods):
         with self._errors("ping"):
             self._driver.verify_connectivity()
 
-    def _domain(self, memory: str) -> Domain:
-        domain = self._domain_of.get(memory)
-        if domain is None:
-            domain = self.domains.get(self.get_memory(memory).domain)
-            self._domain_of[memory] = domain
-        return domain
+    def _domain(self, memory: str, created: datetime | None = None) -> Domain:
+        """The domain of the memory holding the name; with ``created``, of the memory made then
+        (:class:`UnknownMemory` if another holds the name now)."""
+        cached = self._domain_of.get(memory)
+        if cached is None or (created is not None and cached[0] != created):
+            record = self.get_memory(memory)
+            cached = (record.created, self.domains.get(record.domain))
+            self._domain_of[record.name] = cached
+        if created is not None and cached[0] != created:
+            raise UnknownMemory(memory)
+        return cached[1]
 
     def _unary(self, memory: str) -> list[str]:
         return _unary_of(self._domain(memory))
@@ -238,7 +244,11 @@ class Neo4jStore(HistoryMethods):
         record = self._read("read", read_memory)
         if record is None:
             raise UnknownMemory(name)
-        return _memory(record["m"])
+        memory = _memory(record["m"])
+        cached = self._domain_of.get(name)
+        if cached is not None and cached[0] != memory.created:  # deleted and made again elsewhere
+            self._domain_of.pop(name, None)
+        return memory
 
     def list_memories(self) -> list[Memory]:
         def read_memories(tx: neo4j.ManagedTransaction) -> list[Any]:
@@ -316,21 +326,23 @@ class Neo4jStore(HistoryMethods):
 
     # -- writes -----------------------------------------------------------------------------
 
-    def commit(self, update: Update, expected_version: int) -> Update:
+    def commit(self, update: Update, expected_version: int, *, created: datetime | None = None) -> Update:
         check_commit(update)
-        return self.commit_group(update.memory, [update], expected_version)[0]
+        return self.commit_group(update.memory, [update], expected_version, created=created)[0]
 
-    def commit_group(self, memory: str, updates: Sequence[Update], expected_version: int) -> list[Update]:
+    def commit_group(
+        self, memory: str, updates: Sequence[Update], expected_version: int, *, created: datetime | None = None
+    ) -> list[Update]:
         check_group(memory, updates)
         if not updates:
             return []
-        domain = self._domain(memory)
+        domain = self._domain(memory, created)
         for update in updates:
             check_delta_names(update, domain)
         applied = sum(u.status is UpdateStatus.APPLIED for u in updates)
 
         def apply_group(tx: neo4j.ManagedTransaction) -> list[Update]:
-            version, seq = reserve(tx, memory, versions=applied, seqs=len(updates))
+            version, seq = reserve(tx, memory, versions=applied, seqs=len(updates), created=created)
             if version != expected_version:
                 raise VersionConflict(memory, expected_version, version)
             stored, runs = in_runs(memory, updates, version=version, seq=seq, checkpoint_every=self.checkpoint_every)
@@ -346,11 +358,11 @@ class Neo4jStore(HistoryMethods):
     def _write_checkpoint(self, tx: neo4j.ManagedTransaction, memory: str, domain: Domain, version: int) -> None:
         _history.put_checkpoint(tx, memory, _history.current_checkpoint(tx, memory, domain, version))
 
-    def record(self, update: Update) -> Update:
+    def record(self, update: Update, *, created: datetime | None = None) -> Update:
         check_record(update)
 
         def record_update(tx: neo4j.ManagedTransaction) -> Update:
-            version, seq = lock_memory(tx, update.memory, bump_version=False)
+            version, seq = lock_memory(tx, update.memory, bump_version=False, created=created)
             stored = update.stamped(seq=seq, version=version)
             _history.log(tx, [stored])
             return stored

@@ -35,6 +35,7 @@ from kg_memory.stores import _sqlite_state as _state
 from kg_memory.stores._common import (
     attrs_from_text,
     check_commit,
+    check_created,
     check_deletable,
     check_group,
     check_load,
@@ -280,24 +281,33 @@ class SQLiteStore:
 
     # -- writes -----------------------------------------------------------------------------
 
-    def commit(self, update: Update, expected_version: int) -> Update:
+    def commit(self, update: Update, expected_version: int, *, created: datetime | None = None) -> Update:
         check_commit(update)
-        return self.commit_group(update.memory, [update], expected_version)[0]
+        return self.commit_group(update.memory, [update], expected_version, created=created)[0]
 
-    def commit_group(self, memory: str, updates: Sequence[Update], expected_version: int) -> list[Update]:
+    def commit_group(
+        self, memory: str, updates: Sequence[Update], expected_version: int, *, created: datetime | None = None
+    ) -> list[Update]:
         check_group(memory, updates)
         if not updates:
             return []
         try:
-            return self._commit_group(memory, updates, expected_version, one_by_one=False)
+            return self._commit_group(memory, updates, expected_version, created, one_by_one=False)
         except _state.Unnamed:  # rolled back: again, fact by fact, to name the one that does not apply
-            return self._commit_group(memory, updates, expected_version, one_by_one=True)
+            return self._commit_group(memory, updates, expected_version, created, one_by_one=True)
 
     def _commit_group(
-        self, memory: str, updates: Sequence[Update], expected_version: int, *, one_by_one: bool
+        self,
+        memory: str,
+        updates: Sequence[Update],
+        expected_version: int,
+        created: datetime | None,
+        *,
+        one_by_one: bool,
     ) -> list[Update]:
         with self._write("commit", memory) as conn:
-            memory_id, _, version, seq, _ = self._memory_row(conn, memory)
+            memory_id, _, version, seq, made = self._memory_row(conn, memory)
+            check_created(memory, made, created)
             if version != expected_version:
                 raise VersionConflict(memory, expected_version, version)
             stored, runs = in_runs(memory, updates, version=version, seq=seq, checkpoint_every=self.checkpoint_every)
@@ -315,10 +325,11 @@ class SQLiteStore:
     def _write_checkpoint(self, conn: sqlite3.Connection, memory_id: int, version: int) -> None:
         _log.put_checkpoint(conn, memory_id, _log.current_checkpoint(conn, memory_id, version))
 
-    def record(self, update: Update) -> Update:
+    def record(self, update: Update, *, created: datetime | None = None) -> Update:
         check_record(update)
         with self._write("record", update.memory) as conn:
-            memory_id, _, version, seq, _ = self._memory_row(conn, update.memory)
+            memory_id, _, version, seq, made = self._memory_row(conn, update.memory)
+            check_created(update.memory, made, created)
             stored = update.stamped(seq=seq, version=version)
             _log.log(conn, memory_id, [stored])
             conn.execute("UPDATE memories SET next_seq = ? WHERE id = ?", (seq + 1, memory_id))

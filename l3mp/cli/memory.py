@@ -60,14 +60,16 @@ def memories(state: CliState) -> int:
 @click.option(
     "--abandoned-import",
     is_flag=True,
-    help="delete the hidden memory an import left when its process stopped (required: a memory in use is not deleted)",
+    help="delete only the hidden memory an import left when its process stopped",
 )
 @click.option("--yes", is_flag=True, help="delete without asking first")
 @pass_state
 def delete(state: CliState, memory: str, abandoned_import: bool, yes: bool) -> int:
-    """Delete the hidden memory an import left when its process stopped, with its history, to free its name.
+    """Delete a memory with its state and its whole history, freeing its name.
 
-    A memory in use is not deleted. Nothing brings it back, so it asks first unless --yes."""
+    Writes still under way to it fail and write nothing. Nothing brings it back, so it asks first
+    unless --yes. With --abandoned-import, only the hidden memory an import left when its process
+    stopped is deleted."""
     name = normalise_name(memory)
     if not yes:
         click.confirm(f"delete memory {name!r}, its state and its whole history?", abort=True, err=True)

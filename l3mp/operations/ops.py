@@ -23,7 +23,6 @@ from kg_memory import (
     HistoryQuery,
     InvalidValue,
     L3mpError,
-    MemoryExists,
     State,
     UnknownMemory,
     Update,
@@ -91,17 +90,19 @@ class Operations:
         return MemoryOut.of(WorldMemory.create(self.services.store, request.name, request.domain).record)
 
     def delete_memory(self, name: str, *, abandoned_import: bool = False) -> None:
-        """Delete the hidden memory an import left when its process stopped (``abandoned_import``),
-        freeing its name; an import still running in another process then fails.
+        """Delete the memory with its state and history, freeing its name; with ``abandoned_import``,
+        only the hidden memory an import left when its process stopped (an import still running in
+        another process then fails).
 
-        A memory in use is not deleted (:meth:`MemoryExists.not_deletable`): every process holding it
-        by its name (a service's caches and queued writes, a store's domain, a subscriber) would go on
-        with whatever is made under that name next. An unknown name is :class:`UnknownMemory`."""
+        Whatever still holds the deleted memory hears that it is gone, never another memory made later
+        under its name: writes check the memory's creation time in the transaction that commits them,
+        this process forgets what it kept for it, and a process that kept more (a subscription, a
+        planning world) checks the memory's creation time as it reads. An unknown name (a hidden one
+        too, without ``abandoned_import``) is :class:`UnknownMemory`."""
         name = normalise_name(name)
         if not abandoned_import:
-            self.services.store.get_memory(name)
-            raise MemoryExists.not_deletable(name)
-        self.services.store.delete_memory(name, importing=True)
+            self.services.store.get_memory(name)  # a hidden memory is only its import's
+        self.services.store.delete_memory(name, importing=abandoned_import)
         self.services.forget(name)
 
     # -- reads ------------------------------------------------------------------------------

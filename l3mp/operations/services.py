@@ -69,7 +69,7 @@ class Services:
             found = self._worlds.get(record.name)
         if found is not None and found[:2] == (record.domain, record.created):
             return found[2]
-        world = WorldMemory(self.store, record.name, self.store.domains.get(record.domain))
+        world = WorldMemory(self.store, record.name, self.store.domains.get(record.domain), created=record.created)
         with self._lock:
             self._worlds[record.name] = (record.domain, record.created, world)
         return world

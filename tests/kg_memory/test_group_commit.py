@@ -28,6 +28,7 @@ from kg_memory import (
     Issue,
     IssueCode,
     NotApplicable,
+    UnknownMemory,
     Update,
     UpdateSource,
     UpdateStatus,
@@ -419,7 +420,8 @@ def test_a_write_from_elsewhere_between_groups_is_read_afresh(store: GraphStore,
 
 
 def test_a_memory_made_again_at_the_same_version_is_read_afresh(store: GraphStore, home: WorldMemory) -> None:
-    _updates(home.apply_group([_move("mug_1", "shelf_1")], prefetch=["mug_1"]))
+    by_name = WorldMemory(store, home.name, home.domain)  # whichever memory holds the name
+    _updates(by_name.apply_group([_move("mug_1", "shelf_1")], prefetch=["mug_1"]))  # its view is warm
     version = home.version
     store.delete_memory(home.name)
     again = WorldMemory.create(store, home.name, "example_home")
@@ -427,7 +429,9 @@ def test_a_memory_made_again_at_the_same_version_is_read_afresh(store: GraphStor
     again.apply(Delta(remove={F("(on book_1 shelf_1)")}, add={F("(on book_1 sink_1)")}), source=UpdateSource.API)
     assert again.version == version  # where the first memory was, with the mug back on the table
     back = Delta(remove={F("(on mug_1 table_1)")}, add={F("(on mug_1 shelf_1)")})
-    (moved,) = _updates(home.apply_group([_fixed(back)]))
+    with pytest.raises(UnknownMemory, match=home.name):  # the handle made for the deleted one
+        home.apply_group([_fixed(back)])
+    (moved,) = _updates(by_name.apply_group([_fixed(back)]))
     assert moved.status is UpdateStatus.APPLIED, moved.issues
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import neo4j
 import neo4j_server
 import pytest
-from conftest import neo4j_auth, neo4j_uri
+from conftest import neo4j_auth, neo4j_uri, unique_name
 from faults_common import assert_history_consistent, free_port, survey
 
 from kg_memory import (
@@ -412,3 +412,32 @@ def test_neo4j_write_to_memory_deleted_meanwhile_raises_unknown_memory(
         deleter.join(60)
         writer.join(60)
         _purge(raw_neo4j, memory.name)
+
+
+@pytest.mark.neo4j
+def test_another_process_making_the_memory_again_in_another_domain_is_written_in_that_domain(
+    neo4j_store: Neo4jStore, domains: DomainRegistry
+) -> None:
+    """The store keeps each memory's domain: the domain of a memory deleted and made again elsewhere,
+    under its name, in another domain, is never used for the new one (its unary facts are properties)."""
+    name = unique_name("domains")
+    held = WorldMemory.create(neo4j_store, name, "example_home")
+    assert neo4j_store.facts(name) == frozenset()  # this process now holds the memory's domain
+    switched = Fact.parse("(switched_on lamp_1)")  # household's (a property of its node); not example_home's
+    other = Neo4jStore(neo4j_uri(), neo4j_auth(), domains)  # another process
+    try:
+        other.delete_memory(name)
+        made = WorldMemory.create(other, name, "household")
+        lamp = Delta(new_entities=(Entity("lamp_1", "light"),), add=frozenset({switched}))
+        assert made.apply(lamp, source=UpdateSource.SENSOR).status is UpdateStatus.APPLIED
+    finally:
+        other.close()
+    with pytest.raises(UnknownMemory, match=name):  # the handle on the deleted one writes nothing
+        held.apply(Delta(new_entities=(Entity("lamp_2", "light"),)), source=UpdateSource.SENSOR)
+    again = WorldMemory.open(neo4j_store, name)
+    assert again.domain.name == "household"
+    assert switched in again.facts()  # read in the new memory's domain
+    off = again.apply(Delta(remove=frozenset({switched})), source=UpdateSource.SENSOR)
+    assert off.status is UpdateStatus.APPLIED, off.issues
+    assert again.facts() == frozenset()
+    neo4j_store.delete_memory(name)

@@ -17,6 +17,7 @@ from kg_memory import (
     InvalidValue,
     MemoryExists,
     NotApplicable,
+    Proposal,
     UnknownDomain,
     UnknownMemory,
     UnknownUpdate,
@@ -75,6 +76,50 @@ def test_a_memory_in_use_is_not_deleted_as_an_abandoned_import(store: GraphStore
     store.delete_memory(name, importing=False)
     with pytest.raises(UnknownMemory, match=name):
         store.get_memory(name)
+
+
+def test_a_write_meant_for_a_deleted_memory_never_reaches_one_made_again_under_its_name(store: GraphStore) -> None:
+    name = unique_name("again")
+    first = store.create_memory(name, "example_home")
+    lamp = Update(
+        memory=name,
+        source=UpdateSource.API,
+        delta=Delta(new_entities=(Entity("lamp_1", "light"),), add=frozenset({F("(light_on lamp_1)")})),
+        status=UpdateStatus.APPLIED,
+        version=0,
+    )
+    store.delete_memory(name)
+    second = store.create_memory(name, "example_home")  # at the version the first writer expects
+    assert second.created != first.created and second.version == 0
+    noted = Update(memory=name, source=UpdateSource.API, delta=Delta(), status=UpdateStatus.NOOP, version=0)
+    with pytest.raises(UnknownMemory, match=name):
+        store.commit(lamp, expected_version=0, created=first.created)
+    with pytest.raises(UnknownMemory, match=name):
+        store.commit_group(name, [lamp, noted], expected_version=0, created=first.created)
+    with pytest.raises(UnknownMemory, match=name):
+        store.record(noted, created=first.created)
+    assert store.history(name) == [] and set(store.entities(name)) == {"robot_1"}
+    assert store.get_memory(name).version == 0
+    # the memory the writer means, and a writer that names none, write as before
+    assert store.commit(lamp, expected_version=0, created=second.created).version == 1
+    assert store.record(noted).seq == 2
+
+
+def test_a_handle_on_a_deleted_memory_writes_nothing_to_the_one_made_again(store: GraphStore) -> None:
+    name = unique_name("handle")
+    lamp = (Entity("lamp_1", "light"),)
+    held = WorldMemory.create(store, name, "example_home")
+    store.delete_memory(name)
+    again = WorldMemory.create(store, name, "example_home")
+    before = again.history()
+    with pytest.raises(UnknownMemory, match=name):
+        held.apply(Delta(new_entities=lamp), source=UpdateSource.SENSOR, input="late")
+    with pytest.raises(UnknownMemory, match=name):
+        held.apply_group([lambda _view: Proposal(delta=Delta(new_entities=lamp), source=UpdateSource.SENSOR)])
+    with pytest.raises(UnknownMemory, match=name):
+        held.reject(source=UpdateSource.API, input="late", issues=())
+    assert again.history() == before and "lamp_1" not in again.entities()
+    assert _applied(again, Delta(new_entities=lamp), UpdateSource.SENSOR).version == 1
 
 
 @pytest.mark.parametrize("importing", [None, False, True])

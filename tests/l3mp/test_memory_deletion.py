@@ -1,5 +1,6 @@
-"""Deleting a memory through the operations and the command line: only the hidden one an import whose
-process was killed leaves, asked for as an ``abandoned_import``; a memory in use is not deleted."""
+"""Deleting a memory through the operations and the command line: a memory in use, with its history
+(what the process held for it forgotten), or, asked for as an ``abandoned_import``, only the hidden one
+an import whose process was killed leaves."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from kg_memory import DomainRegistry, MemoryExists, UnknownMemory
+from kg_memory import Delta, DomainRegistry, Fact, MemoryExists, UnknownMemory, UpdateSource
 from kg_memory.stores import SQLiteStore
 from l3mp.cli import main
 from l3mp.operations import Operations, Services
-from l3mp.operations.models import MemoryIn
+from l3mp.operations.models import DeltaIn, MemoryIn
 from l3mp.settings import Settings
 from l3mp.wiring import open_store
 
@@ -42,11 +43,32 @@ def _left_by_a_killed_import(db: Path, name: str) -> None:
 # -- the operation ---------------------------------------------------------------------------
 
 
-def test_a_memory_in_use_is_not_deleted_and_what_the_process_holds_for_it_stays(ops: Operations) -> None:
-    kept = ops.services.planning_world(ops.memory(NAME))  # what plans on it keep
-    with pytest.raises(MemoryExists, match=r"'home' is in use and is not deleted.*abandoned_import"):
-        ops.delete_memory(" HOME ")
-    assert ops.get_memory(NAME).name == NAME and ops.services.planning_world(ops.memory(NAME)) is kept
+def test_a_memory_in_use_is_deleted_and_what_the_process_held_for_it_is_forgotten(ops: Operations) -> None:
+    held = ops.memory(NAME)
+    kept = ops.services.planning_world(held)  # what plans on it keep
+    ops.delete_memory(" HOME ")
+    with pytest.raises(UnknownMemory, match=NAME):
+        ops.get_memory(NAME)
+    with pytest.raises(UnknownMemory, match=NAME):
+        ops.apply_delta(NAME, DeltaIn(add=["(light_on robot_1)"]))
+    ops.create_memory(MemoryIn(name=NAME, domain="household"))
+    again = ops.memory(NAME)
+    assert again is not held and again.domain.name == "household"
+    assert ops.services.planning_world(again) is not kept
+
+
+def test_another_process_deleting_and_making_the_memory_again_is_seen_by_this_one(ops: Operations) -> None:
+    held = ops.memory(NAME)  # this process's handle, cached
+    other = Services(settings=ops.services.settings, store=open_store(ops.services.settings))
+    try:
+        Operations(services=other).delete_memory(NAME)
+        Operations(services=other).create_memory(MemoryIn(name=NAME, domain="household"))
+    finally:
+        other.close()
+    with pytest.raises(UnknownMemory, match=NAME):  # the handle itself never writes to the new one
+        held.apply(Delta(add=frozenset({Fact.parse("(light_on robot_1)")})), source=UpdateSource.API)
+    assert ops.memory(NAME).domain.name == "household"  # the next request finds the memory made again
+    assert ops.get_memory(NAME).version == 0
 
 
 def test_deleting_an_unknown_memory_is_unknown_memory(ops: Operations) -> None:
@@ -103,13 +125,14 @@ def test_cli_deletes_what_an_abandoned_import_left_once_confirmed(
     assert main(["--db", str(db), "init", "stuck", "--domain", "example_home"]) == 0
 
 
-def test_cli_does_not_delete_a_memory_in_use(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--db", str(db), "memories", "delete", "HOME", "--yes"]) == 1  # stdin is not read
-    error = capsys.readouterr().err
-    assert len(error.splitlines()) == 1 and error.startswith(f"error: memory '{NAME}' is in use and is not deleted")
+def test_cli_deletes_a_memory_in_use_only_as_itself(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--db", str(db), "memories", "delete", NAME, "--abandoned-import", "--yes"]) == 1
-    assert "not being imported" in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert len(error.splitlines()) == 1 and "not being imported" in error
     assert NAME in _listed(db, capsys)
+    assert main(["--db", str(db), "memories", "delete", "HOME", "--yes"]) == 0  # stdin is not read
+    assert f"deleted memory '{NAME}'" in capsys.readouterr().out
+    assert NAME not in _listed(db, capsys)
     assert main(["--db", str(db), "memories", "delete", "attic", "--yes"]) == 1
     assert capsys.readouterr().err.strip() == "error: unknown memory 'attic'"
 

@@ -35,24 +35,22 @@ def get_memory(memory: str, ops: OpsDep) -> MemoryOut:
 @writes.delete(
     "/{memory}",
     status_code=204,
-    responses={
-        409: {
-            "description": "the memory is in use (only one an abandoned import left is deleted), or, with"
-            " abandoned_import, it is not being imported"
-        }
-    },
+    responses={409: {"description": "with abandoned_import: the memory is not being imported (it is in use)"}},
 )
 def delete_memory(
     memory: str,
     ops: OpsDep,
     abandoned_import: Annotated[
         bool,
-        Query(description="delete the hidden memory an import left when its process stopped (required)"),
+        Query(description="delete only the hidden memory an import left when its process stopped"),
     ] = False,
 ) -> Response:
-    """Delete the hidden memory an import left when its process stopped, with its history, to free its
-    name. A memory in use is not deleted (409): every process holding it by its name would go on with
-    whatever is made under that name next."""
+    """Delete the memory with its state and its whole history, freeing its name (or, with
+    ``abandoned_import``, only the hidden memory an import left when its process stopped).
+
+    A write that was waiting for the memory, in this process or another, fails with 404
+    ``unknown_memory`` and writes nothing, also when another memory was made under the name meanwhile;
+    so does a live stream of its updates (its ``error`` event) and the writes after it."""
     ops.delete_memory(memory, abandoned_import=abandoned_import)
     return Response(status_code=204)  # no body, so no media type either
 

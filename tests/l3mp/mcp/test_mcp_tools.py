@@ -422,7 +422,7 @@ async def test_subscribers_hear_that_their_memory_was_deleted_and_made_again(tmp
     with running_services(settings) as services:
         ops = Operations(services=services)
         async with _listening(services, uri) as (_, subscription):
-            # no door deletes a memory in use; the store can (another process, an operator)
+            # as another process deletes it
             await anyio.to_thread.run_sync(services.store.delete_memory, name)
             with anyio.fail_after(10):
                 assert (await subscription.__anext__()).uri == uri  # the state it showed is gone

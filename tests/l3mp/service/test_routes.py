@@ -52,14 +52,24 @@ def test_creating_an_existing_memory_is_a_conflict(make_client: Factory) -> None
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "unknown_domain"
 
 
-def test_a_memory_in_use_is_not_deleted(make_client: Factory) -> None:
+def test_a_memory_in_use_is_deleted_with_its_history_and_its_name_is_free(make_client: Factory) -> None:
     client = make_client()
     name = surveyed(client)
-    for params in ({}, {"abandoned_import": "true"}):
-        refused = client.delete(f"/v1/memories/{name.upper()}", params=params)
-        assert refused.status_code == 409 and refused.json()["error"]["code"] == "memory_exists", refused.text
-    assert "is in use and is not deleted" in client.delete(f"/v1/memories/{name}").json()["error"]["message"]
-    assert client.get(f"/v1/memories/{name}").json()["version"] == 1
+    refused = client.delete(f"/v1/memories/{name.upper()}", params={"abandoned_import": "true"})
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "memory_exists", refused.text
+    assert "not being imported" in refused.json()["error"]["message"]
+    deleted = client.delete(f"/v1/memories/{name.upper()}")
+    assert deleted.status_code == 204 and deleted.content == b"", deleted.text
+    for gone in (
+        client.get(f"/v1/memories/{name}"),
+        client.get(f"/v1/memories/{name}/updates"),
+        client.post(f"/v1/memories/{name}/deltas", json={"add": ["(light_on lamp_1)"]}),
+        client.delete(f"/v1/memories/{name}"),
+    ):
+        assert gone.status_code == 404 and gone.json()["error"]["code"] == "unknown_memory", gone.text
+    assert client.post("/v1/memories", json={"name": name, "domain": "example_home"}).status_code == 201
+    assert client.get(f"/v1/memories/{name}").json()["version"] == 0
+    assert [e["name"] for e in client.get(f"/v1/memories/{name}/entities").json()] == ["robot_1"]
 
 
 def test_a_memory_a_killed_import_left_is_deleted_only_as_an_abandoned_import(make_client: Factory) -> None:
