@@ -203,7 +203,7 @@ class WorldMemory:
         """Opt-in retention: drop the history up to ``before_version`` (kept as a checkpoint and
         per-entity summaries), recorded as a compaction update. ``state_at`` an earlier version
         then raises :class:`HistoryCompacted`."""
-        return operations.compact(self.store, self.name, before_version, input=input)
+        return operations.compact(self.store, self.name, before_version, input=input, created=self.created)
 
     # -- writes -----------------------------------------------------------------------------
 

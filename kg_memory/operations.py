@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kg_memory.domain import DomainRegistry
-from kg_memory.errors import InvalidValue, KgMemoryError
+from kg_memory.errors import InvalidValue, KgMemoryError, UnknownMemory
 from kg_memory.history import Checkpoint, HistoryCompacted, touched
 from kg_memory.model import (
     Delta,
@@ -127,11 +127,17 @@ class ImportMismatch(KgMemoryError):
         super().__init__(f"import of {memory!r} failed: {problem}; nothing was imported")
 
 
-def compact(store: GraphStore, memory: str, before_version: int, *, input: str = "") -> Update:
+def compact(
+    store: GraphStore, memory: str, before_version: int, *, input: str = "", created: datetime | None = None
+) -> Update:
     """Drop the history up to ``before_version`` into a checkpoint and per-entity summaries
     (first and last time an update touched it, number of updates), recorded as a noop update
-    whose meta says what was compacted."""
+    whose meta says what was compacted. ``created``: the memory meant (see ``GraphStore.commit``);
+    without it, the memory holding the name as compaction starts, which is the one it writes to."""
     record = store.get_memory(memory)
+    if created is not None and record.created != created:
+        raise UnknownMemory(memory)
+    created = record.created
     if not isinstance(before_version, int) or not 0 < before_version <= record.version:
         raise InvalidValue("compaction horizon", before_version, f"memory {memory!r} has versions 1..{record.version}")
     previous = store.horizon(memory)
@@ -157,7 +163,7 @@ def compact(store: GraphStore, memory: str, before_version: int, *, input: str =
         after = page[-1].seq
     when = datetime.now(UTC)
     checkpoint = Checkpoint(before_version, tuple(sorted(state.entities.values(), key=lambda e: e.name)), state.facts)
-    removed = store.compact(memory, checkpoint, when, {n: list(v) for n, v in summaries.items()})
+    removed = store.compact(memory, checkpoint, when, {n: list(v) for n, v in summaries.items()}, created=created)
     meta = {
         "compaction": {"horizon": before_version, "updates_removed": removed, "entities_summarized": len(summaries)}
     }
@@ -170,4 +176,4 @@ def compact(store: GraphStore, memory: str, before_version: int, *, input: str =
         version=store.get_memory(memory).version,
         meta=meta,
     )
-    return store.record(note)
+    return store.record(note, created=created)

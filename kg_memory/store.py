@@ -225,9 +225,17 @@ class GraphStore(Protocol):
         memory being imported is then found like any other, in the same transaction."""
         ...
 
-    def compact(self, memory: str, checkpoint: Checkpoint, when: datetime, summaries: dict[str, Any]) -> int:
+    def compact(
+        self,
+        memory: str,
+        checkpoint: Checkpoint,
+        when: datetime,
+        summaries: dict[str, Any],
+        *,
+        created: datetime | None = None,
+    ) -> int:
         """Drop the log up to ``checkpoint.version``, keeping that checkpoint and ``summaries``;
-        the number of updates dropped."""
+        the number of updates dropped. ``created`` as for :meth:`commit`."""
         ...
 
     def close(self) -> None: ...

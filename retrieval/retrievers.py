@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
+from datetime import datetime
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from kg_memory.history import HistoryQuery
@@ -139,6 +140,7 @@ BackendFactory = Callable[[WorldMemory], EmbeddingBackend]
 
 @dataclass(slots=True)
 class _Synced:
+    created: datetime  # which memory of the name they are of (one made again starts afresh)
     version: int  # the memory's version the embeddings reflect
     cursor: int  # the last history seq read
     embeddings: EntityEmbeddings
@@ -199,8 +201,11 @@ class SearchRetriever:
         would cost tens of milliseconds at 10,000 entities for nothing.
         """
         key = (id(memory.store), memory.name)
-        version = memory.version
+        record = memory.record
+        version = record.version
         cached = self._embeddings.get(key)
+        if cached is not None and cached.created != record.created:
+            cached = None  # the memory was deleted and another made under its name
         if cached is not None and cached.version == version:
             return cached.embeddings
         if cached is None:
@@ -216,7 +221,7 @@ class SearchRetriever:
                     embeddings.sync(update.delta.new_entities, prune=False)
                     self._preembed(memory, update.delta.new_entities)
                 cursor = update.seq
-        self._embeddings[key] = _Synced(version, cursor, embeddings)
+        self._embeddings[key] = _Synced(record.created, version, cursor, embeddings)
         return embeddings
 
     def _preembed(self, memory: WorldMemory, entities: Iterable[Entity]) -> None:

@@ -14,7 +14,7 @@ from kg_memory.history import Checkpoint, HistoryQuery
 from kg_memory.model import Delta, Entity, Fact, Memory, Update
 from kg_memory.stores import _neo4j_log as _log
 from kg_memory.stores._common import check_load, update_from_row
-from kg_memory.stores._neo4j_tx import change_facts, create_entities
+from kg_memory.stores._neo4j_tx import change_facts, create_entities, reserve
 
 T = TypeVar("T")
 
@@ -124,6 +124,19 @@ class HistoryMethods:
 
         self._write("import", load_entities)
 
-    def compact(self, memory: str, checkpoint: Checkpoint, when: datetime, summaries: dict[str, Any]) -> int:
+    def compact(
+        self,
+        memory: str,
+        checkpoint: Checkpoint,
+        when: datetime,
+        summaries: dict[str, Any],
+        *,
+        created: datetime | None = None,
+    ) -> int:
         self.get_memory(memory)
-        return self._write("compact", lambda tx: _log.compact(tx, memory, checkpoint, when, summaries))
+
+        def compact(tx: neo4j.ManagedTransaction) -> int:
+            reserve(tx, memory, versions=0, seqs=0, created=created)  # its lock, and which memory it is
+            return _log.compact(tx, memory, checkpoint, when, summaries)
+
+        return self._write("compact", compact)

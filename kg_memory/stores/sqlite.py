@@ -452,9 +452,19 @@ class SQLiteStore:
             change.take(Delta(add=frozenset(facts)))
             _state.write(conn, memory_id, change, one_by_one=True)
 
-    def compact(self, memory: str, checkpoint: Checkpoint, when: datetime, summaries: dict[str, Any]) -> int:
+    def compact(
+        self,
+        memory: str,
+        checkpoint: Checkpoint,
+        when: datetime,
+        summaries: dict[str, Any],
+        *,
+        created: datetime | None = None,
+    ) -> int:
         with self._write("compact", memory) as conn:
-            return _log.compact(conn, self._memory_row(conn, memory)[0], checkpoint, when, summaries)
+            memory_id, *_, made = self._memory_row(conn, memory)
+            check_created(memory, made, created)
+            return _log.compact(conn, memory_id, checkpoint, when, summaries)
 
     def close(self) -> None:
         with self._lock:

@@ -44,7 +44,7 @@ _TIMES = ["%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M:%S.%f%z", "%Y-%m-%dT%H:%M:%S", 
 @click.group(invoke_without_command=True)
 @pass_state
 def memories(state: CliState) -> int:
-    """List the memories in the store (or delete what an abandoned import left: memories delete NAME)."""
+    """List the memories in the store (or delete one: memories delete NAME)."""
     if click.get_current_context().invoked_subcommand is not None:
         return 0
     with state.opened_store() as store:

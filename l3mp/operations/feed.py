@@ -12,6 +12,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from kg_memory import InvalidValue, L3mpError, UpdateStatus
 from kg_memory.history import MAX_PAGE
@@ -37,10 +38,15 @@ def follow(
     stop: threading.Event,
     poll: float = 0.5,
     status: UpdateStatus | None = None,
+    created: datetime | None = None,
 ) -> Iterator[UpdateOut]:
     """Every update of ``memory`` with ``seq > after`` (only those of ``status`` when given), in order,
     each once, until ``stop`` is set. Waits on ``stop`` between reads, so setting it ends the wait at
-    once. A read that fails (the store is away for now, the memory was deleted) is logged and retried."""
+    once. A read that fails (the store is away for now, the memory was deleted) is logged and retried.
+
+    ``created`` names the memory followed (else the one holding the name at the first read). When it
+    is deleted and another memory made under its name, the feed logs it and goes on with that one's
+    updates from its first."""
     if poll <= 0:
         raise InvalidValue("feed poll interval", poll, "must be a positive number of seconds")
     seq = after
@@ -48,6 +54,8 @@ def follow(
     while not stop.is_set():
         try:
             page = ops.history(memory, HistoryIn(cursor=seq, status=status, limit=MAX_PAGE))
+            # read after the page: a memory holding the name then held it all along, so the rows are its own
+            holding = ops.services.store.get_memory(memory).created
         except L3mpError as exc:
             if str(exc) != failing:  # once per distinct failure, not once per poll
                 logger.warning("reading the history of %s: %s", memory, exc)
@@ -55,6 +63,12 @@ def follow(
             stop.wait(poll)
             continue
         failing = ""
+        if created is not None and holding != created:
+            logger.warning("%s was deleted and another memory made under its name: following it from its start", memory)
+            seq = 0
+            created = holding
+            continue
+        created = holding
         for update in page.updates:
             if stop.is_set():
                 return
@@ -87,10 +101,11 @@ class HistoryFeed:
         Raises what opening the memory raises (e.g. an unknown memory), with nothing started."""
         if self._thread is not None:
             raise InvalidValue("history feed", self.memory, "is already started")
+        created = self.ops.services.store.get_memory(self.memory).created  # the memory followed
         after = newest_seq(self.ops, self.memory)
         self._stop = threading.Event()  # a fresh one: a thread that outlived its stop's join stays stopped
         self._thread = threading.Thread(
-            target=self._run, args=(after, self._stop), name=f"l3mp-feed-{self.memory}", daemon=True
+            target=self._run, args=(after, created, self._stop), name=f"l3mp-feed-{self.memory}", daemon=True
         )
         self._thread.start()
         return after
@@ -109,8 +124,11 @@ class HistoryFeed:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def _run(self, after: int, stop: threading.Event) -> None:
-        for update in follow(self.ops, self.memory, after=after, stop=stop, poll=self.poll, status=self.status):
+    def _run(self, after: int, created: datetime, stop: threading.Event) -> None:
+        updates = follow(
+            self.ops, self.memory, after=after, stop=stop, poll=self.poll, status=self.status, created=created
+        )
+        for update in updates:
             try:
                 self.deliver(update)
             except Exception:  # a subscriber's failure must not end the feed for the next update

@@ -24,6 +24,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 
 from kg_memory import InvalidValue, Update, WorldMemory
@@ -67,7 +68,7 @@ class _LoopEvent:
 class _Ticket:
     """One caller's writes, and the event that wakes it: its outcomes are in, or it leads now."""
 
-    __slots__ = ("key", "lead", "memory", "outcomes", "pending", "woken")
+    __slots__ = ("created", "key", "lead", "memory", "outcomes", "pending", "woken")
 
     def __init__(
         self,
@@ -75,9 +76,12 @@ class _Ticket:
         memory: Callable[[], WorldMemory],
         count: int,
         woken: threading.Event | _LoopEvent | None = None,
+        created: datetime | None = None,
     ) -> None:
         self.key = key  # the memory's queue
         self.memory = memory  # the memory its groups commit to, looked up by the thread that leads
+        # the memory it was made for (its caller's handle), or None: whichever holds the name then
+        self.created = created
         self.outcomes: list[Outcome | None] = [None] * count
         self.pending = count
         self.lead = False
@@ -139,7 +143,7 @@ class WriteGroups:
         ``names``, if given, holds each write's names as for :meth:`submit`."""
         if not proposals:
             return []
-        ticket = _Ticket(memory.name, lambda: memory, len(proposals))
+        ticket = _Ticket(memory.name, lambda: memory, len(proposals), created=memory.created)
         queue, leads = self._enqueue(ticket, [bound(p) for p in proposals], names)
         if leads:
             self._lead(queue, ticket)
@@ -237,7 +241,7 @@ class WriteGroups:
                     time.sleep(self.wait_s)  # more writers may join this group
                 with self._lock:
                     group = [queue.slots.popleft() for _ in range(min(self.max_items, len(queue.slots)))]
-                self._commit(ticket.memory, group)
+                self._commit(group)
                 with self._lock:
                     if not queue.slots or not ticket.pending:
                         self._pass_lead(ticket.key, queue)
@@ -252,9 +256,28 @@ class WriteGroups:
             queue.slots = deque(s for s in queue.slots if s.ticket is not ticket)
             self._pass_lead(ticket.key, queue)
 
-    def _commit(self, memory_of: Callable[[], WorldMemory], group: list[_Slot]) -> None:
+    def _commit(self, group: list[_Slot]) -> None:
+        """Commit ``group`` to the memory holding the name now; writes made for another memory of the
+        name (a handle held while it was deleted and made again) are committed to theirs, which then
+        refuses them, or with the writes of a handle of the memory holding it."""
+        # a write that names the memory, looked up now, decides which memory that is
+        memory_of = next((s.ticket.memory for s in group if s.ticket.created is None), group[0].ticket.memory)
         try:
             memory = memory_of()
+        except Exception as exc:  # the group failed whole: every writer in it hears why
+            self._hand_out(group, [exc] * len(group))
+            return
+        except BaseException as exc:  # the process is stopping: tell the writers, then stop too
+            self._hand_out(group, [exc] * len(group))
+            raise
+        mine = [s for s in group if s.ticket.created in (None, memory.created)]
+        others = [s for s in group if s.ticket.created not in (None, memory.created)]
+        self._commit_to(memory, mine)
+        if others:
+            self._commit(others)
+
+    def _commit_to(self, memory: WorldMemory, group: list[_Slot]) -> None:
+        try:
             prefetch = {name for slot in group for name in slot.names}
             outcomes: list[Outcome] = list(memory.apply_group([s.build(memory) for s in group], prefetch=prefetch))
         except Exception as exc:  # the group failed whole: every writer in it hears why

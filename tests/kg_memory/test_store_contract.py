@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 from conftest import SURVEY_FACTS, unique_name
@@ -27,6 +28,7 @@ from kg_memory import (
     VersionConflict,
     WorldMemory,
 )
+from kg_memory.history import Checkpoint
 
 F = Fact.parse
 
@@ -98,7 +100,10 @@ def test_a_write_meant_for_a_deleted_memory_never_reaches_one_made_again_under_i
         store.commit_group(name, [lamp, noted], expected_version=0, created=first.created)
     with pytest.raises(UnknownMemory, match=name):
         store.record(noted, created=first.created)
+    with pytest.raises(UnknownMemory, match=name):
+        store.compact(name, Checkpoint(0, (), frozenset()), datetime.now(UTC), {}, created=first.created)
     assert store.history(name) == [] and set(store.entities(name)) == {"robot_1"}
+    assert store.horizon(name) is None
     assert store.get_memory(name).version == 0
     # the memory the writer means, and a writer that names none, write as before
     assert store.commit(lamp, expected_version=0, created=second.created).version == 1

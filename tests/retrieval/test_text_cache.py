@@ -270,3 +270,11 @@ def test_things_named_together_prefer_entities_near_each_other() -> None:
     assert together.mapping == {"b": "bowl_1", "k": "kitchen_1"}
     with pytest.raises(Exception, match="nearby_bonus"):
         MatchParams(nearby_bonus=-0.1)
+
+
+def test_a_memory_made_again_under_its_name_is_embedded_afresh(home: WorldMemory) -> None:
+    retriever = SearchRetriever(embedder=LookupEmbedder({}, 4), preembed=False)
+    assert "mug_1" in retriever.embeddings(home).names
+    home.store.delete_memory(home.name)
+    again = WorldMemory.create(home.store, home.name, "example_home")
+    assert retriever.embeddings(again).names == ("robot_1",)  # none of the deleted memory's entities

@@ -7,7 +7,8 @@ and are public; every data route here needs read access like ``/v1``'s reads.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import lru_cache
+from html import escape
 from importlib import resources
 from typing import Annotated, Any
 
@@ -41,15 +42,20 @@ page = APIRouter(include_in_schema=False)
 api = APIRouter(prefix=f"{PREFIX}/api", tags=["dashboard"], dependencies=[ReadAccess], responses=RESPONSES)
 
 
-@cache
-def _index() -> str:
-    return (resources.files(STATIC) / "static" / "index.html").read_text(encoding="utf-8")
+@lru_cache(maxsize=8)
+def _index(root_path: str) -> str:
+    """The page. Its files are named relative to it; under a root path they are named from that path,
+    so the page also loads where a proxy serves it at the prefix without its slash (``/robots/home``)."""
+    page = (resources.files(STATIC) / "static" / "index.html").read_text(encoding="utf-8")
+    if not root_path:
+        return page
+    return page.replace('="dashboard/static/', f'="{escape(root_path.rstrip("/"))}/dashboard/static/')
 
 
 @page.get("/", response_class=HTMLResponse)
-def index() -> HTMLResponse:
+def index(request: Request) -> HTMLResponse:
     headers = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"}
-    return HTMLResponse(_index(), headers=headers)
+    return HTMLResponse(_index(request.scope.get("root_path", "")), headers=headers)
 
 
 @api.get("/memories")

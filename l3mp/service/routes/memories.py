@@ -48,9 +48,9 @@ def delete_memory(
     """Delete the memory with its state and its whole history, freeing its name (or, with
     ``abandoned_import``, only the hidden memory an import left when its process stopped).
 
-    A write that was waiting for the memory, in this process or another, fails with 404
-    ``unknown_memory`` and writes nothing, also when another memory was made under the name meanwhile;
-    so does a live stream of its updates (its ``error`` event) and the writes after it."""
+    A write under way on the memory, in this process or another, fails with 404 ``unknown_memory``
+    and writes nothing, also when another memory was made under the name meanwhile; a live stream of
+    its updates ends with an ``error`` event; later requests naming it are 404 until another is made."""
     ops.delete_memory(memory, abandoned_import=abandoned_import)
     return Response(status_code=204)  # no body, so no media type either
 

@@ -1,6 +1,7 @@
 """A reverse proxy that serves a service under a path prefix, as nginx's
 ``location /robots/home/ { proxy_pass http://127.0.0.1:8000/; }`` does: it takes the prefix off each
-request's path before forwarding it, answers 301 for the prefix without its slash and 404 for anything
+request's path before forwarding it, answers 301 for the prefix without its slash (or, with
+``redirect_bare=False``, forwards it as ``/``, as Traefik's StripPrefix does) and 404 for anything
 outside it. Plain HTTP/1.1 over sockets on 127.0.0.1, one request per connection (it asks both sides
 to close after it), so a streamed answer (server-sent events) flows through as it is written.
 """
@@ -16,8 +17,9 @@ _HEAD_LIMIT = 65536
 
 
 class PrefixProxy:
-    def __init__(self, prefix: str, upstream: str) -> None:
+    def __init__(self, prefix: str, upstream: str, *, redirect_bare: bool = True) -> None:
         self.prefix = prefix
+        self.redirect_bare = redirect_bare
         parts = urlsplit(upstream)
         self.upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
         self.listener = socket.create_server(("127.0.0.1", 0))
@@ -53,8 +55,14 @@ class PrefixProxy:
             self._open.add(conn)
         return conn
 
+    def _untrack(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._open.discard(conn)
+        conn.close()
+
     def _serve(self, client: socket.socket) -> None:
         self._track(client)
+        upstream: socket.socket | None = None
         try:
             head, rest = _read_head(client)
             if head is None:
@@ -62,13 +70,14 @@ class PrefixProxy:
             line, *headers = head.split(b"\r\n")
             method, target, version = line.split(b" ", 2)
             path = target.decode("latin-1")
-            if path == self.prefix or path.startswith(self.prefix + "?"):
+            bare = path == self.prefix or path.startswith(self.prefix + "?")
+            if bare and self.redirect_bare:
                 client.sendall(_answer(301, f"Location: {self.prefix}/{path[len(self.prefix) :]}\r\n"))
                 return
-            if not path.startswith(self.prefix + "/"):
+            if not bare and not path.startswith(self.prefix + "/"):
                 client.sendall(_answer(404))
                 return
-            forwarded = path[len(self.prefix) :]
+            forwarded = "/" + path[len(self.prefix) :].lstrip("/")
             with self._lock:
                 self.forwarded.append(forwarded)
             kept = [h for h in headers if h.split(b":", 1)[0].strip().lower() not in (b"connection", b"keep-alive")]
@@ -78,10 +87,13 @@ class PrefixProxy:
             to_upstream = threading.Thread(target=_pipe, args=(client, upstream), daemon=True)
             to_upstream.start()
             _pipe(upstream, client)
+            to_upstream.join()
         except OSError:
             return
         finally:
-            client.close()
+            for conn in (client, upstream):
+                if conn is not None:
+                    self._untrack(conn)
 
 
 def _read_head(conn: socket.socket) -> tuple[bytes | None, bytes]:

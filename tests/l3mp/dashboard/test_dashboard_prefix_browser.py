@@ -79,7 +79,22 @@ def test_the_prefix_without_its_slash_is_sent_to_the_page(served: tuple[LiveServ
     with httpx.Client(base_url=proxy.url, timeout=30, follow_redirects=True) as client:
         answer = client.get(PREFIX)
     assert answer.status_code == 200 and str(answer.url) == f"{proxy.url}{PREFIX}/"
-    assert 'src="dashboard/static/js/main.js"' in answer.text
+    assert f'src="{PREFIX}/dashboard/static/js/main.js"' in answer.text  # named from the root path
+
+
+def test_the_page_opened_at_the_prefix_without_its_slash_loads(
+    page: Any, console: Console, served: tuple[LiveService, PrefixProxy]
+) -> None:
+    """Where the proxy forwards the bare prefix as ``/`` instead of redirecting (Traefik's StripPrefix),
+    the page's URL has no slash after the prefix: its files and data are still found."""
+    service, _ = served
+    with PrefixProxy(PREFIX, service.url, redirect_bare=False) as bare, through_proxy(bare) as client:
+        memory = seed(client, SURVEY_ENTITIES, SURVEY_FACTS, "example_home")
+        page.goto(f"{bare.url}{PREFIX}#memory={memory}")
+        page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+        assert page.locator("#memories tbody tr.current td.name").text_content() == memory
+        assert page.evaluate("window.l3mpDashboard.cy.nodes('.entity').length") >= len(SURVEY_ENTITIES)
+    assert console.errors == []
 
 
 def test_the_openapi_page_asks_for_its_schema_under_the_prefix(served: tuple[LiveService, PrefixProxy]) -> None:

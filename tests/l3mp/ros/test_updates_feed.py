@@ -163,3 +163,24 @@ def test_the_history_feed_without_a_status_delivers_every_row_and_restarts_from_
     again = ops.apply_delta(name, MOVE)
     assert feed.start() == again.seq  # a restarted feed goes on from what is newest now
     assert feed.stop(HANG)
+
+
+def test_a_memory_deleted_and_made_again_under_its_name_is_followed_from_its_start(ops: Operations) -> None:
+    name = surveyed(ops)
+    for _ in range(3):  # the deleted memory's history runs past the new one's
+        ops.apply_delta(name, MOVE)
+        ops.apply_delta(name, BACK)
+    recorder = Recorder()
+    feed = UpdatesFeed(ops=ops, memory=name, interfaces=INTERFACES, publisher=recorder, poll=0.05)
+    feed.start()
+    try:
+        ops.delete_memory(name)
+        ops.create_memory(MemoryIn(name=name, domain="example_home"))
+        ops.add_entities(name, EntitiesIn.model_validate(survey_json()))
+        moved = ops.apply_delta(name, MOVE)
+        assert moved.seq < 8  # below where the feed stood in the deleted memory's history
+        recorder.wait_for(moved.id)
+    finally:
+        assert feed.stop(HANG)
+    assert [m.seq for _, m in recorder.sent] == sorted({m.seq for _, m in recorder.sent})
+    assert recorder.sent[-1][1].id == moved.id and all(m.memory == name for _, m in recorder.sent)

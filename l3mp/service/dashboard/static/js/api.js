@@ -46,13 +46,15 @@ export async function request(method, path, body) {
 export const get = (path) => request("GET", path);
 export const post = (path, body) => request("POST", path, body ?? {});
 
-// Relative to the page, so the dashboard also works where a proxy serves the service under a prefix
-// (https://host/robots/home/ → its routes under /robots/home/).
-const memoryPath = (memory) => `dashboard/api/memories/${encodeURIComponent(memory)}`;
-const v1 = (memory) => `v1/memories/${encodeURIComponent(memory)}`;
+// The service's root, from where this file is served (<root>dashboard/static/js/api.js): the dashboard
+// then also works where a proxy serves the service under a prefix (https://host/robots/home/), whatever
+// URL the page itself was opened at.
+const ROOT = new URL("../../../", import.meta.url).pathname;
+const memoryPath = (memory) => `${ROOT}dashboard/api/memories/${encodeURIComponent(memory)}`;
+const v1 = (memory) => `${ROOT}v1/memories/${encodeURIComponent(memory)}`;
 
 export const api = {
-  memories: () => get("dashboard/api/memories"),
+  memories: () => get(`${ROOT}dashboard/api/memories`),
   /** @type {(memory: string, version: number|null) => Promise<import("./payload.js").GraphPayload>} */
   graph: (memory, version) => get(`${memoryPath(memory)}/graph${version === null ? "" : `?version=${version}`}`),
   outline: (memory, version) => get(`${memoryPath(memory)}/outline${version === null ? "" : `?version=${version}`}`),
