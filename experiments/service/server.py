@@ -31,7 +31,8 @@ class Server:
 
     ``env`` adds to (or overrides) this process's environment for the server: its ``L3MP_*`` settings.
     ``instrumented`` runs the same app through ``experiments.service.instrumented`` with these
-    arguments instead (the write groups' counters, a profile).
+    arguments instead (the write groups' counters, a profile). ``serve_args`` go to ``serve`` after
+    the port (``--root-path /robots/home``).
     """
 
     def __init__(
@@ -41,8 +42,10 @@ class Server:
         port: int | None = None,
         env: Mapping[str, str] | None = None,
         instrumented: Sequence[str] | None = None,
+        serve_args: Sequence[str] = (),
     ) -> None:
         self.db, self.log, self.port = db, log, port or free_port()
+        self.serve_args = list(serve_args)
         self.env = dict(env or {})
         self.instrumented = None if instrumented is None else list(instrumented)
         self.url = f"http://127.0.0.1:{self.port}"
@@ -53,6 +56,7 @@ class Server:
         env.pop("L3MP_API_KEY", None)
         env.pop("L3MP_READ_ONLY_API_KEY", None)
         command = [sys.executable, "-m", "l3mp", "--db", str(self.db), "serve", "--port", str(self.port)]
+        command += self.serve_args
         if self.instrumented is not None:
             wrapper = "experiments.service.instrumented"
             command = [sys.executable, "-m", wrapper, "--port", str(self.port), *self.instrumented]

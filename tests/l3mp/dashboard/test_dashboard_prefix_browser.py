@@ -7,6 +7,7 @@ its data, its live stream and a write all go through the proxy, in a real browse
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -14,6 +15,7 @@ import pytest
 from dashboard_support import WRITE_KEY, Console, LiveService, browser, console, live_service, page, seed  # noqa: F401
 from prefix_proxy import PrefixProxy
 
+from experiments.service.server import Server
 from l3mp.examples import SURVEY_ENTITIES, SURVEY_FACTS
 
 pytestmark = pytest.mark.slow
@@ -104,3 +106,20 @@ def test_the_openapi_page_asks_for_its_schema_under_the_prefix(served: tuple[Liv
         schema = client.get("/openapi.json")
     assert docs.status_code == 200 and f"'{PREFIX}/openapi.json'" in docs.text
     assert schema.status_code == 200 and "/v1/memories/{memory}/observations" in schema.json()["paths"]
+
+
+def test_l3mp_serve_with_a_root_path_answers_under_the_proxys_prefix(tmp_path: Path) -> None:
+    """The command itself (not the app in a thread): ``l3mp serve --root-path`` behind the proxy."""
+    with (
+        Server(tmp_path / "served.db", tmp_path / "served.log", serve_args=["--root-path", PREFIX]) as server,
+        PrefixProxy(PREFIX, server.url) as proxy,
+        through_proxy(proxy, None) as client,
+    ):
+        page = client.get("/")
+        created = client.post("/v1/memories", json={"name": "home", "domain": "example_home"})
+        docs = client.get("/docs")
+        listed = client.get("/v1/memories")
+    assert page.status_code == 200 and f'src="{PREFIX}/dashboard/static/js/main.js"' in page.text
+    assert created.status_code == 201, created.text
+    assert docs.status_code == 200 and f"'{PREFIX}/openapi.json'" in docs.text
+    assert [m["name"] for m in listed.json()] == ["home"]
