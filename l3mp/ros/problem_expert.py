@@ -37,8 +37,10 @@ through other doors are not announced here.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from kg_memory import Domain, Entity, Fact, L3mpError, WorldMemory
@@ -57,6 +59,9 @@ PREFIX = "problem_expert/"
 UPDATE_NOTIFY = f"{PREFIX}update_notify"
 KNOWLEDGE = f"{PREFIX}knowledge"
 _EMPTY_GOAL = Truth(True)
+
+
+logger = logging.getLogger(__name__)
 
 
 class _Refused(Exception):
@@ -85,6 +90,7 @@ class ProblemExpert:
         self.publisher = publisher
         self._goal: Formula | None = None
         self._pending: dict[str, Entity] = {}
+        self._created: datetime | None = None  # the memory the goal and the pending instances are for
         self._lock = threading.RLock()  # this node's changes and what it publishes about them, in turn
 
     # -- what the node serves ---------------------------------------------------------------------
@@ -125,6 +131,7 @@ class ProblemExpert:
 
         def answer(request: Any) -> Any:
             try:
+                self._world()  # the goal and the pending instances held are the memory's of now
                 return handle(request)
             except _Refused as refused:
                 reason = refused.reason
@@ -140,7 +147,15 @@ class ProblemExpert:
         return self.interfaces.new(f"plansys2_msgs/srv/{kind}_Response", success=True, **fields)
 
     def _world(self) -> WorldMemory:
-        return self.ops.memory(self.memory)
+        """The memory now; the goal and the pending instances of one deleted meanwhile, and another made
+        under its name, are dropped with it (they were that memory's problem)."""
+        world = self.ops.memory(self.memory)
+        with self._lock:
+            if self._created is not None and world.created != self._created and (self._goal or self._pending):
+                logger.warning("%s was deleted and made again: its goal and pending instances are dropped", self.memory)
+                self._goal, self._pending = None, {}
+            self._created = world.created
+        return world
 
     # -- instances --------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from ros_support import INTERFACES, RecordingPublisher, call, running_operations
 
 from kg_memory import UP_LOCK, Fact
 from l3mp.operations import Operations
-from l3mp.operations.models import DeltaIn, HistoryIn
+from l3mp.operations.models import DeltaIn, HistoryIn, MemoryIn
 from l3mp.ros.plansys2_tree import NodeType, formula_of, node_of, tree_of
 from l3mp.ros.problem_expert import KNOWLEDGE, UPDATE_NOTIFY, ProblemExpert, problem_expert
 from planning import parse_goal
@@ -355,3 +355,14 @@ def test_every_accepted_change_is_announced_with_the_whole_knowledge(home: Exper
     assert goal.goal == "(held mug_2 robot_1)"
     assert set(goal.predicates) == set(home.facts())
     assert list(goal.functions) == []
+
+
+def test_the_goal_and_pending_instances_go_with_a_memory_deleted_and_made_again(home: Expert) -> None:
+    assert home.call("add_problem_goal", tree=goal_tree("(on mug_1 shelf_1)")).success
+    assert home.call("add_problem_instance", param=param("mug_2", "dish")).success  # pending: no place yet
+    home.ops.delete_memory(home.memory)
+    refused = home.call("get_problem_goal")
+    assert not refused.success and "unknown memory" in refused.error_info
+    home.ops.create_memory(MemoryIn(name=home.memory, domain="example_home"))
+    assert home.call("get_problem_goal").tree.nodes == []  # the deleted memory's goal is not this one's
+    assert [p.name for p in home.call("get_problem_instances").instances] == ["robot_1"]
