@@ -187,9 +187,18 @@ def test_nothing_from_the_memory_can_inject_script(page: Any, console: Console, 
         moved = {"remove": ["(on vase_1 shelf_1)"], "add": ["(on vase_1 table_1)"], "input": f"moved {script}"}
         assert client.post(f"/v1/memories/{memory}/deltas", json=moved).status_code == 200
     open_dashboard(page, service, memory)
+    loads = page.evaluate("window.l3mpDashboard.metrics.graphLoads")
     live = {"remove": ["(on plate_1 table_1)"], "add": ["(on plate_1 shelf_1)"], "input": f"live {image}"}
     assert post_delta(service, memory, live).status_code == 200
     page.locator("#timeline li .input", has_text="live <img").wait_for(timeout=LIVE_WAIT_MS)
+    # the live update redraws the graph a moment later: the clicks wait for that, or a redraw under way
+    # may take the node from under the pointer
+    page.wait_for_function(
+        "(n) => window.l3mpDashboard.metrics.graphLoads > n"
+        " && window.l3mpDashboard.cy.getElementById('plate_1').data('container') === 'shelf_1'",
+        arg=loads,
+        timeout=LIVE_WAIT_MS,
+    )
     click_entity(page, "plate_1")
     page.wait_for_selector("#details-body .entity-label")
     assert page.text_content("#details-body .entity-label") == image  # shown as text, character for character
