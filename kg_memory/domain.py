@@ -61,6 +61,8 @@ class Domain:
     planner_pddl: str = ""  # the domain as planners get it (normalised spelling, integer costs)
     # what has been worked out from the fields above (see derived): never part of the domain's value
     _derived: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # is_subtype's answers for the domain's own types: every write asks it many times
+    _subtype: dict[tuple[str, str], bool] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def derived(self, compute: Callable[[Domain], _T]) -> _T:
         """``compute(self)``, worked out once per domain: a domain never changes, and what every write
@@ -73,7 +75,13 @@ class Domain:
 
     def is_subtype(self, type_: str, ancestor: str) -> bool:
         """Whether ``type_`` is ``ancestor`` or descends from it."""
-        return ancestor in self.lineage(type_)
+        try:
+            return self._subtype[type_, ancestor]
+        except KeyError:
+            found = ancestor in self.lineage(type_)
+            if type_ in self.types and ancestor in self.types:  # never grown by names from outside
+                self._subtype[type_, ancestor] = found
+            return found
 
     def lineage(self, type_: str) -> tuple[str, ...]:
         """``type_`` and its ancestors, nearest first, ending at ``object``."""

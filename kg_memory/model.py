@@ -45,6 +45,22 @@ def pddl_name(value: object, kind: str = "entity") -> str:
     """Return ``value`` as a lower-case PDDL name (:func:`normalise_name`), or raise :class:`InvalidName`."""
     if not isinstance(value, str):
         raise InvalidName(kind, value, "must be a string")
+    known = _VALID_NAMES.get(value)
+    if known is None:
+        known = _checked_name(value, kind)
+        if len(_VALID_NAMES) >= _VALID_NAMES_HELD:  # a stream of ever new names must not grow it for ever
+            _VALID_NAMES.clear()
+        _VALID_NAMES[value] = known
+    return known
+
+
+# Names already checked, as given -> as spelled: a robot names the same few entities in every
+# observation, and a request checks each of its names. Checking is a pure function of the text.
+_VALID_NAMES: dict[str, str] = {}
+_VALID_NAMES_HELD = 1 << 15
+
+
+def _checked_name(value: str, kind: str) -> str:
     name = normalise_name(value)
     if len(name) > MAX_NAME_LENGTH:
         shown = f"{name[:40]}... ({len(name)} characters)"
@@ -131,6 +147,9 @@ class Fact:
     predicate: str
     args: tuple[str, ...] = ()
     value: float | None = None
+    # Facts live in sets and are hashed over and over by every state, delta and view: hashed once.
+    # Never pickled: a string's hash differs from process to process.
+    _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "predicate", pddl_name(self.predicate, "predicate"))
@@ -139,6 +158,17 @@ class Fact:
         object.__setattr__(self, "args", tuple(pddl_name(a) for a in self.args))
         if self.value is not None:
             object.__setattr__(self, "value", _number(self.value, self))
+        object.__setattr__(self, "_hash", hash((self.predicate, self.args, self.value)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __getstate__(self) -> tuple[str, tuple[str, ...], float | None]:
+        return (self.predicate, self.args, self.value)
+
+    def __setstate__(self, state: tuple[str, tuple[str, ...], float | None]) -> None:
+        predicate, args, value = state
+        _set_fact(self, predicate, args, value)
 
     @property
     def numeric(self) -> bool:
@@ -152,9 +182,7 @@ class Fact:
         every row there costs more than the query itself.
         """
         fact = object.__new__(cls)
-        object.__setattr__(fact, "predicate", predicate)
-        object.__setattr__(fact, "args", args)
-        object.__setattr__(fact, "value", value)
+        _set_fact(fact, predicate, args, value)
         return fact
 
     @classmethod
@@ -216,6 +244,13 @@ class Fact:
 
 
 _NUMERIC = re.compile(r"^\(\s*=\s*(\([^()]*\))\s*([^\s()]+)\s*\)$")
+
+
+def _set_fact(fact: Fact, predicate: str, args: tuple[str, ...], value: float | None) -> None:
+    object.__setattr__(fact, "predicate", predicate)
+    object.__setattr__(fact, "args", args)
+    object.__setattr__(fact, "value", value)
+    object.__setattr__(fact, "_hash", hash((predicate, args, value)))
 
 
 def _number(value: object, where: object) -> float:

@@ -12,10 +12,11 @@ JSONObject = dict[str, object]  # what ``json.dumps`` takes: str, numbers, bools
 
 
 def json_of(record: object) -> JSONObject:
-    """``record`` (a dataclass instance) as a dict of JSON-ready values."""
+    """``record`` (a dataclass instance) as a dict of JSON-ready values; a private field (``_hash``)
+    is the record's own business, not part of its value."""
     if not is_dataclass(record) or isinstance(record, type):
         raise TypeError(f"json_of takes a dataclass instance, not {record!r}")
-    return {f.name: plain(getattr(record, f.name)) for f in fields(record)}
+    return {f.name: plain(getattr(record, f.name)) for f in fields(record) if not f.name.startswith("_")}
 
 
 def plain(value: object) -> object:

@@ -184,3 +184,19 @@ def test_numeric_fluents_are_refused(tmp_path: Path) -> None:
     pddl.write_text(text.replace("(dirty ?d - dish))", "(dirty ?d - dish))\n  (:functions (battery ?a - robot))"))
     with pytest.raises(DomainError, match="battery"):
         load_domain(folder)
+
+
+def test_subtypes_are_answered_alike_when_asked_again_and_names_from_outside_are_not_kept() -> None:
+    domain = DomainRegistry().get("example_home")
+    child = next(t for t, parent in domain.types.items() if parent not in (None, "object"))
+    parent = domain.types[child]
+    assert parent is not None
+    for _ in range(2):
+        assert domain.is_subtype(child, parent) and domain.is_subtype(child, child)
+        assert domain.is_subtype(child, "object") and not domain.is_subtype(parent, child)
+        assert not domain.is_subtype("no_such_type", parent)
+        assert domain.is_subtype("no_such_type", "no_such_type") == ("no_such_type" in domain.lineage("no_such_type"))
+    held = len(domain._subtype)
+    for i in range(100):
+        domain.is_subtype(f"made_up_{i}", parent)
+    assert len(domain._subtype) == held

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import pickle
+import subprocess
+import sys
 from datetime import datetime
 
 import pytest
@@ -19,6 +23,23 @@ def test_fact_normalizes_and_is_hashable() -> None:
     assert len({fact, F("(on mug_1 table_2)")}) == 1
     with pytest.raises(dataclasses.FrozenInstanceError):
         fact.predicate = "in"  # type: ignore[misc]
+
+
+def test_a_fact_from_another_process_is_the_same_fact_here() -> None:
+    """A fact keeps its hash, and a string's hash differs between processes: a fact pickled by a
+    process with another hash seed must still be found in this one's sets (worker processes)."""
+    made = "import pickle, sys; from kg_memory import Fact; sys.stdout.buffer.write(pickle.dumps("
+    made += "[Fact('on', ('mug_1', 'table_2')), Fact.unchecked('light_on', ('lamp_1',)),"
+    made += " Fact('distance', ('a', 'b'), 2.5)]))"
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    pickled = subprocess.run([sys.executable, "-c", made], capture_output=True, check=True, env=env).stdout
+    theirs = pickle.loads(pickled)
+    ours = {F("(on mug_1 table_2)"), F("(light_on lamp_1)"), F("(= (distance a b) 2.5)")}
+    assert set(theirs) == ours and all(fact in ours for fact in theirs)
+    assert {hash(f) for f in theirs} == {hash(f) for f in ours}
+    assert "_hash" not in repr(theirs[0]) and dataclasses.replace(theirs[0], args=("cup_1", "table_2")) == F(
+        "(on cup_1 table_2)"
+    )
 
 
 def test_triple_view_and_n_ary_display() -> None:

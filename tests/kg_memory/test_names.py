@@ -52,3 +52,21 @@ def test_a_memory_is_deleted_under_any_spelling(store: GraphStore) -> None:
     WorldMemory.create(store, name, "example_home")
     store.delete_memory(f" {name.upper()} ")
     assert name not in {m.name for m in store.list_memories()}
+
+
+def test_a_name_checked_once_is_checked_alike_every_time() -> None:
+    """Names already checked are remembered as given; a bad name is refused however often it comes,
+    and after the remembered names were let go."""
+    assert pddl_name(" Mug_7 ") == "mug_7" == pddl_name(" Mug_7 ")
+    for _ in range(2):
+        with pytest.raises(InvalidName):
+            pddl_name("mug 7")
+        with pytest.raises(InvalidName, match="at most 200 characters"):
+            pddl_name("b" * (MAX_NAME_LENGTH + 1))
+        with pytest.raises(InvalidName, match="must be a string"):
+            pddl_name(7)
+    for i in range(70_000):  # more than are held: the oldest are let go, answers stay the same
+        assert pddl_name(f"Item_{i}") == f"item_{i}"
+    assert pddl_name(" Mug_7 ") == "mug_7"
+    with pytest.raises(InvalidName):
+        pddl_name("mug 7")
