@@ -34,6 +34,16 @@ class Retriever(Protocol):
     ) -> Context: ...
 
 
+@runtime_checkable
+class KeepsPerMemory(Protocol):
+    """A retriever that keeps something for each memory it served (entity embeddings), to be let
+    go of when the memory is deleted: a long-running service creates and deletes many."""
+
+    def forget(self, store: object, memory: str) -> None:
+        """Drop what is kept for the memory named ``memory`` (as stored) of ``store``."""
+        ...
+
+
 def _check(retriever: str, params: Any, limits: Mapping[str, int]) -> None:
     low = [f"{key} must be at least {bound}" for key, bound in limits.items() if getattr(params, key) < bound]
     if low:
@@ -223,6 +233,9 @@ class SearchRetriever:
                 cursor = update.seq
         self._embeddings[key] = _Synced(record.created, version, cursor, embeddings)
         return embeddings
+
+    def forget(self, store: object, memory: str) -> None:
+        self._embeddings.pop((id(store), memory), None)
 
     def _preembed(self, memory: WorldMemory, entities: Iterable[Entity]) -> None:
         """Put the memory's words (labels, type and predicate names) in the text cache in large

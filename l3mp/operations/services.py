@@ -18,7 +18,7 @@ from l3mp.pipelines.nl_update import sized_retriever
 from l3mp.settings import Settings
 from l3mp.wiring import configured_model
 from planning.memory_world import MemoryWorld
-from retrieval import Retriever
+from retrieval import KeepsPerMemory, Retriever
 
 logger = logging.getLogger(__name__)
 
@@ -76,10 +76,14 @@ class Services:
 
     def forget(self, name: str) -> None:
         """Drop what this process holds for the memory ``name`` (stored spelling), deleted: its
-        planning world holds its whole state."""
+        planning world holds its whole state, the search retriever its entities' embeddings."""
         with self._lock:
             self._worlds.pop(name, None)
             self._planning.pop(name, None)
+            self._writers.pop(name, None)
+            retriever = self._retriever
+        if isinstance(retriever, KeepsPerMemory):
+            retriever.forget(self.store, name)
 
     def planning_world(self, world: WorldMemory) -> MemoryWorld:
         """``world``'s planning world, shared by the requests that plan on it: each syncs it from the

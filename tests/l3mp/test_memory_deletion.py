@@ -5,18 +5,19 @@ an import whose process was killed leaves."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
-from kg_memory import Delta, DomainRegistry, Fact, MemoryExists, UnknownMemory, UpdateSource
+from kg_memory import Delta, DomainRegistry, Fact, MemoryExists, UnknownMemory, UpdateSource, WorldMemory
 from kg_memory.stores import SQLiteStore
 from l3mp.cli import main
 from l3mp.operations import Operations, Services
 from l3mp.operations.models import DeltaIn, MemoryIn
 from l3mp.settings import Settings
 from l3mp.wiring import open_store
+from retrieval import Context, QueryGraph
 
 NAME = "home"
 
@@ -55,6 +56,33 @@ def test_a_memory_in_use_is_deleted_and_what_the_process_held_for_it_is_forgotte
     again = ops.memory(NAME)
     assert again is not held and again.domain.name == "household"
     assert ops.services.planning_world(again) is not kept
+
+
+class _Keeping:
+    """A retriever that keeps something per memory, and hears which ones to let go of."""
+
+    name = "keeping"
+
+    def __init__(self) -> None:
+        self.forgotten: list[tuple[object, str]] = []
+
+    def retrieve(self, memory: WorldMemory, *, names: Sequence[str] = (), query: QueryGraph | None = None) -> Context:
+        raise AssertionError("not asked to retrieve here")
+
+    def forget(self, store: object, memory: str) -> None:
+        self.forgotten.append((store, memory))
+
+
+def test_the_retriever_lets_go_of_a_deleted_memory(tmp_path: Path) -> None:
+    settings = Settings(sqlite_path=tmp_path / "delete.db")
+    keeping = _Keeping()
+    services = Services(settings=settings, store=open_store(settings), _retriever=keeping)
+    try:
+        services.store.create_memory(NAME, "example_home")
+        Operations(services=services).delete_memory(" Home ")
+        assert keeping.forgotten == [(services.store, NAME)]
+    finally:
+        services.close()
 
 
 def test_another_process_deleting_and_making_the_memory_again_is_seen_by_this_one(ops: Operations) -> None:

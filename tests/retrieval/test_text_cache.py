@@ -18,6 +18,7 @@ from retrieval import (
     EmbeddingError,
     EntityEmbeddings,
     FactsConnectivity,
+    KeepsPerMemory,
     Matcher,
     MatchParams,
     MemoryBackend,
@@ -278,3 +279,13 @@ def test_a_memory_made_again_under_its_name_is_embedded_afresh(home: WorldMemory
     home.store.delete_memory(home.name)
     again = WorldMemory.create(home.store, home.name, "example_home")
     assert retriever.embeddings(again).names == ("robot_1",)  # none of the deleted memory's entities
+
+
+def test_a_deleted_memory_s_embeddings_are_let_go_of(home: WorldMemory) -> None:
+    retriever = SearchRetriever(embedder=LookupEmbedder({}, 4), preembed=False)
+    first = retriever.embeddings(home)
+    assert isinstance(retriever, KeepsPerMemory) and retriever.embeddings(home) is first  # kept while in use
+    retriever.forget(home.store, "another")  # another memory's name: nothing of this one goes
+    assert retriever.embeddings(home) is first
+    retriever.forget(home.store, home.name)
+    assert retriever.embeddings(home) is not first  # read afresh: nothing was kept of it
