@@ -13,12 +13,15 @@ run to bounds a busy machine meets.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import subprocess
 import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -166,6 +169,7 @@ def _fire(url: str, burst: Burst) -> None:
     command = [sys.executable, "-m", "experiments.service.burst_client", url, MEMORY, str(burst.requests)]
     command.append(str(burst.deadline + 10))  # the client's timeout: past the deadline, with slack
     with (
+        _no_collector(),
         httpx.Client(timeout=5.0) as probe,
         subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as client,
     ):
@@ -185,6 +189,21 @@ def _fire(url: str, burst: Burst) -> None:
     for line in out.splitlines():
         o = json.loads(line)
         burst.outcomes.append(Outcome(o["status"], o["seconds"], o["retry_after"], o["code"]))
+
+
+@contextlib.contextmanager
+def _no_collector() -> Iterator[None]:
+    """This process's garbage collector off: run after the load variants, whose leftovers it holds,
+    a full collection takes tens of milliseconds, and one that fell in a probe would be counted as
+    the server's. The probing loop allocates little."""
+    was = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 # -- the figures ----------------------------------------------------------------------------------
