@@ -48,6 +48,8 @@ def pddl_name(value: object, kind: str = "entity") -> str:
     known = _VALID_NAMES.get(value)
     if known is None:
         known = _checked_name(value, kind)
+        if len(value) > MAX_NAME_LENGTH:  # a valid name padded with much space: checked, not held
+            return known
         if len(_VALID_NAMES) >= _VALID_NAMES_HELD:  # a stream of ever new names must not grow it for ever
             _VALID_NAMES.clear()
         _VALID_NAMES[value] = known

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from conftest import unique_name
 
-from kg_memory import Fact, GraphStore, HistoryQuery, InvalidName, MemoryExists, WorldMemory
+from kg_memory import Fact, GraphStore, HistoryQuery, InvalidName, MemoryExists, WorldMemory, model
 from kg_memory.model import MAX_NAME_LENGTH, is_pddl_name, normalise_name, pddl_name
 
 KELVIN = "\u212a"
@@ -70,3 +70,6 @@ def test_a_name_checked_once_is_checked_alike_every_time() -> None:
     assert pddl_name(" Mug_7 ") == "mug_7"
     with pytest.raises(InvalidName):
         pddl_name("mug 7")
+    padded = " " * 100_000 + "Mug_8"  # valid, and too long to be worth holding
+    assert pddl_name(padded) == "mug_8" == pddl_name(padded)
+    assert padded not in model._VALID_NAMES
