@@ -17,7 +17,9 @@ responses are acknowledged. Afterwards each run is checked for lost updates: eve
 update is in the history once, as applied or noop, and replaying the history's applied deltas in
 sequence order from the empty state gives exactly the memory's final facts (and its version).
 Reported per variant: acknowledged observations/s, p50 and p99 latency of requests, the server's CPU
-time per observation (user + system, psutil), the generator's CPU, no-ops, groups; judged against
+time per observation (user + system, psutil), the generator's CPU, no-ops, groups, and this machine's
+speed right before it (``experiments.service.calibration``: the group's side of the same writes alone,
+in one thread) with the server's CPU against it, the figure comparable from hour to hour; judged against
 the issue's targets (>= 1,000 observations/s, p99 <= 50 ms and <= 0.5 ms of server CPU per
 observation with the generator on the same cores; the CPU also through the batch door).
 
@@ -45,6 +47,7 @@ from rich.console import Console
 
 from experiments.harness import RESULTS, Benchmark, header, machine_info, write_results
 from experiments.service.burst import figures, judge, measure_burst, table
+from experiments.service.calibration import group_side
 from experiments.service.load import (
     VARIANTS,
     Tally,
@@ -76,7 +79,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="l3mp-service-bench-") as tmp:
         for variant in [] if args.burst_only else variants:
             console.print(f"load: {variant.name} ({variant.about}), load average {_loadavg()}")
-            load[variant.name] = {**measure_load(args.clients, args.updates, Path(tmp), variant), "loadavg": _loadavg()}
+            speed = group_side(args.clients)  # this machine's speed right before the variant
+            measured = measure_load(args.clients, args.updates, Path(tmp), variant)
+            ratio = measured["server_cpu_ms_per_observation"] / speed["group_side_ms_per_observation"]
+            load[variant.name] = {
+                **measured,
+                "loadavg": _loadavg(),
+                "machine_now": speed,
+                "server_cpu_vs_group_side": round(ratio, 2),
+            }
         burst = figures(measure_burst(Path(tmp)))
     targets = {} if args.burst_only else load_targets(load)
     targets.update(judge(burst))

@@ -327,6 +327,7 @@ def _report_variant(console: Console, args: argparse.Namespace, figures: dict[st
                 ("updates/s", f"{figures['updates_per_s']:,.1f}"),
                 (f"p50 / p99 / max ms (requests of {per_request})", _latencies(figures)),
                 ("server CPU ms per observation", f"{figures['server_cpu_ms_per_observation']:.3f}"),
+                *_machine_rows(figures),
                 ("load generator CPU s", f"{figures['generator_cpu_s']:.2f}"),
                 ("groups / largest", f"{figures['groups']:,} / {figures['largest_group']}"),
                 ("409s retried by clients", f"{figures['client_conflicts']:,}"),
@@ -339,6 +340,18 @@ def _report_variant(console: Console, args: argparse.Namespace, figures: dict[st
     for error in figures["errors"]:
         console.print(f"[red]client error: {error}")
     return not complete or bool(check["problems"])
+
+
+def _machine_rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
+    """This machine's speed right before the variant (experiments.service.calibration), and the
+    server's CPU against it: the figure comparable from hour to hour."""
+    speed = figures.get("machine_now")
+    if speed is None:
+        return []
+    return [
+        ("the group's side alone now, ms per observation", f"{speed['group_side_ms_per_observation']:.3f}"),
+        ("server CPU / the group's side alone", f"{figures['server_cpu_vs_group_side']:.2f}"),
+    ]
 
 
 def _latencies(figures: dict[str, Any]) -> str:
