@@ -68,7 +68,7 @@ def _body(step: int, clients: int) -> bytes:
 
 def _write(ops: Operations, body: bytes) -> None:
     """One group; every observation must be applied, or the blocks would time other work."""
-    answers = ops.observe_batch(MEMORY, ObservationsIn.model_validate_json(body))
-    failed = [a if isinstance(a, Exception) else a.issues for a in answers if getattr(a, "status", "") != "applied"]
-    if failed:
-        raise RuntimeError(f"the calibration's writes failed: {failed[0]}")
+    for answer in ops.observe_batch(MEMORY, ObservationsIn.model_validate_json(body)):
+        if isinstance(answer, Exception) or answer.status != "applied":
+            why = answer if isinstance(answer, Exception) else f"{answer.status}: {answer.issues}"
+            raise RuntimeError(f"the calibration's writes failed: {why}")
