@@ -35,6 +35,7 @@ WARM_ROUNDS = 10  # groups before the clock (the view warm, the code paths taken
 
 def group_side(clients: int = 20) -> dict[str, Any]:
     """The group's side alone: thread CPU ms per observation (the median of the blocks), and the blocks."""
+    group = min(GROUP, clients)
     with tempfile.TemporaryDirectory(prefix="l3mp-calibration-") as tmp:
         settings = Settings(sqlite_path=Path(tmp) / "calibration.db", retriever="full")
         services = Services(settings=settings, store=open_store(settings))
@@ -43,7 +44,7 @@ def group_side(clients: int = 20) -> dict[str, Any]:
             ops.create_memory(MemoryIn(name=MEMORY, domain="example_home"))
             ops.add_entities(MEMORY, EntitiesIn.model_validate(survey_json()))
             ops.add_entities(MEMORY, EntitiesIn.model_validate(owned_entities(clients)))
-            bodies = [_body(step, min(GROUP, clients)) for step in range(WARM_ROUNDS + BLOCKS * ROUNDS)]
+            bodies = [_body(step, group) for step in range(WARM_ROUNDS + BLOCKS * ROUNDS)]
             for body in bodies[:WARM_ROUNDS]:
                 _write(ops, body)
             blocks = []
@@ -51,13 +52,13 @@ def group_side(clients: int = 20) -> dict[str, Any]:
                 began = time.thread_time()
                 for body in bodies[start : start + ROUNDS]:
                     _write(ops, body)
-                blocks.append(1000 * (time.thread_time() - began) / (ROUNDS * min(GROUP, clients)))
+                blocks.append(1000 * (time.thread_time() - began) / (ROUNDS * group))
         finally:
             services.close()
     return {
         "group_side_ms_per_observation": round(statistics.median(blocks), 3),
         "blocks_ms": [round(b, 3) for b in blocks],
-        "about": f"the group's side alone, one thread, no HTTP: groups of {min(GROUP, clients)} observations",
+        "about": f"the group's side alone, one thread, no HTTP: groups of {group} observations",
     }
 
 
