@@ -35,7 +35,7 @@ from kg_memory.model import (
     UpdateStatus,
     normalise_name,
 )
-from kg_memory.store import GraphStore
+from kg_memory.store import GraphStore, StagedCommit, StagesGroups
 from kg_memory.verifier import StateView, Verifier
 
 # Attempts to re-verify and commit when other writers keep moving the memory on.
@@ -330,15 +330,7 @@ class WorldMemory:
         for attempt in range(max(1, attempts)):
             record = self.record
             version = record.version
-            view = self._warm_view(record)
-            drafts = draft(
-                proposals,
-                memory=self.name,
-                verifier=self.verifier,
-                view=view,
-                version=version,
-                prefetch=prefetch,
-            )
+            view, drafts = self._drafted(record, proposals, prefetch)
             updates = [d for d in drafts if isinstance(d, Update)]
             try:
                 stored = self.store.commit_group(self.name, updates, expected_version=version, created=self.created)
@@ -353,6 +345,34 @@ class WorldMemory:
             return [next(written) if isinstance(d, Update) else d for d in drafts]
         conflict = VersionConflict(self.name, version, self.version)
         return [conflict if isinstance(d, Update) else d for d in drafts]
+
+    def stage_group(self, proposals: Sequence[Propose], *, prefetch: Iterable[str] = ()) -> StagedGroup | None:
+        """:meth:`apply_group` in two steps, where the store can (:class:`StagesGroups`): the group
+        is proposed, verified and written here, on the caller's thread, up to its COMMIT, which
+        :meth:`StagedGroup.commit` runs (from any thread: it may wait on the disk). None, with
+        nothing written, where it cannot be staged without waiting or would fail in the store (the
+        write lock is another's, another writer moved the memory on, an item the store refuses):
+        :meth:`apply_group` then writes the group, and decides it. A proposer that raises is that
+        item's outcome, as in :meth:`apply_group`."""
+        if not proposals or not isinstance(self.store, StagesGroups):
+            return None
+        record = self.record
+        view, drafts = self._drafted(record, proposals, frozenset(prefetch))
+        updates = [d for d in drafts if isinstance(d, Update)]
+        staged = self.store.stage_group(self.name, updates, record.version, created=self.created)
+        if staged is None:  # the view took in the drafts: it is not kept
+            return None
+        return StagedGroup(memory=self, record=record, view=view, drafts=tuple(drafts), staged=staged)
+
+    def _drafted(
+        self, record: Memory, proposals: Sequence[Propose], prefetch: frozenset[str]
+    ) -> tuple[Overlay, list[Update | Exception]]:
+        """The group's drafts on the view it starts from (at ``record``'s version), and that view."""
+        view = self._warm_view(record)
+        drafts = draft(
+            proposals, memory=self.name, verifier=self.verifier, view=view, version=record.version, prefetch=prefetch
+        )
+        return view, drafts
 
     def _warm_view(self, record: Memory) -> Overlay:
         """The view the last group left, when the memory is still at its version; else a fresh one.
@@ -475,3 +495,32 @@ class WorldMemory:
         """Recreate a memory from a JSON Lines export (any size, in constant memory)."""
         record = jsonl_stream.import_stream(store, jsonl_stream.parse_lines(lines), name)
         return cls.open(store, record.name)
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class StagedGroup:
+    """A group proposed, verified and written up to its COMMIT (:meth:`WorldMemory.stage_group`):
+    :meth:`commit` it from any thread, then take its :meth:`outcomes` on the thread that staged it;
+    or :meth:`abandon` it."""
+
+    memory: WorldMemory
+    record: Memory
+    view: Overlay
+    drafts: tuple[Update | Exception, ...]
+    staged: StagedCommit
+
+    def commit(self) -> list[Update]:
+        """The store's COMMIT, which may wait for the disk: the group's updates as stored. A failed
+        commit raises, and nothing of the group is written."""
+        return self.staged.finish()
+
+    def outcomes(self, stored: Sequence[Update]) -> list[Update | BaseException]:
+        """One outcome per proposer, in order, as :meth:`WorldMemory.apply_group` gives them, from
+        what :meth:`commit` returned; the view is kept for the memory's next group."""
+        self.memory._keep_warm(self.record, self.view, stored[-1].version)
+        written = iter(stored)
+        return [next(written) if isinstance(d, Update) else d for d in self.drafts]
+
+    def abandon(self) -> None:
+        """Write nothing of the group."""
+        self.staged.abandon()

@@ -239,3 +239,34 @@ class GraphStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+class StagedCommit(Protocol):
+    """A group's transaction with every statement run and only its COMMIT left (see :class:`StagesGroups`)."""
+
+    def finish(self) -> list[Update]:
+        """COMMIT, from any thread (it may wait on the disk); the updates as stored. On failure the
+        transaction is rolled back, nothing of the group is written, and the error is raised."""
+        ...
+
+    def abandon(self) -> None:
+        """Roll the transaction back: nothing of the group is written."""
+        ...
+
+
+@runtime_checkable
+class StagesGroups(Protocol):
+    """A store that can write a group in two steps: its statements now, on the caller's thread, and
+    its COMMIT (the wait for the disk) later, on another. A caller on an event loop then keeps the
+    interpreter's work of a group on its own thread and waits for nothing but the disk elsewhere."""
+
+    def stage_group(
+        self, memory: str, updates: Sequence[Update], expected_version: int, *, created: datetime | None = None
+    ) -> StagedCommit | None:
+        """:meth:`GraphStore.commit_group` up to its COMMIT, or None, with nothing done, when it
+        cannot be done without waiting or would fail: the write lock is another writer's, a group
+        is already staged, or the group would raise (a conflict, a delta that does not apply, an
+        unknown memory). The caller then commits the group the usual way, which waits for the lock
+        and raises what there is to raise. Until the staged commit is finished or abandoned, the
+        store stages nothing else."""
+        ...

@@ -100,6 +100,10 @@ class Settings(BaseSettings):
     group_commit: bool = True
     group_commit_wait_ms: float = Field(default=0.0, ge=0, le=100)
     group_commit_max: int = Field(default=64, ge=1, le=1024)
+    # on a store that can (SQLite): a group led by a request on the event loop is proposed, verified
+    # and written on the loop's thread, its COMMIT alone waiting for the disk on a thread of its own;
+    # a group that would wait for the write lock, or fail, goes to a worker thread whole
+    group_commit_on_loop: bool = True
     # planning: ask for the cheapest plan, proven within each search's deadline (REST and runtime
     # default; a request's own "optimal" wins)
     plan_optimal: bool = False

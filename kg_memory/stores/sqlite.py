@@ -14,6 +14,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,7 +30,7 @@ from kg_memory.errors import (
 )
 from kg_memory.history import DEFAULT_CHECKPOINT_EVERY, Checkpoint, HistoryQuery
 from kg_memory.model import Delta, Entity, Fact, Memory, Update, normalise_name, pddl_name
-from kg_memory.store import Embeddings, dimension_clash, embedding_rows, float32_vector
+from kg_memory.store import Embeddings, StagedCommit, dimension_clash, embedding_rows, float32_vector
 from kg_memory.stores import _sqlite_log as _log
 from kg_memory.stores import _sqlite_state as _state
 from kg_memory.stores._common import (
@@ -129,6 +130,8 @@ class SQLiteStore:
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._staging = threading.Lock()  # held from a group's staging to its commit's end
+        self._stager: sqlite3.Connection | None = None
         if self.path.is_dir():  # sqlite's own words ("unable to open database file") name neither
             raise StoreUnavailable(self.backend, f"open of {self.path}", "it is a directory, not a database file")
         with self._errors(f"open of {self.path}"):
@@ -291,36 +294,79 @@ class SQLiteStore:
         check_group(memory, updates)
         if not updates:
             return []
+        statements = partial(self._group_statements, memory, updates, expected_version, created)
         try:
-            return self._commit_group(memory, updates, expected_version, created, one_by_one=False)
+            with self._write("commit", memory) as conn:
+                return statements(conn, one_by_one=False)
         except _state.Unnamed:  # rolled back: again, fact by fact, to name the one that does not apply
-            return self._commit_group(memory, updates, expected_version, created, one_by_one=True)
+            with self._write("commit", memory) as conn:
+                return statements(conn, one_by_one=True)
 
-    def _commit_group(
+    def _group_statements(
         self,
         memory: str,
         updates: Sequence[Update],
         expected_version: int,
         created: datetime | None,
+        conn: sqlite3.Connection,
         *,
         one_by_one: bool,
     ) -> list[Update]:
-        with self._write("commit", memory) as conn:
-            memory_id, _, version, seq, made = self._memory_row(conn, memory)
-            check_created(memory, made, created)
-            if version != expected_version:
-                raise VersionConflict(memory, expected_version, version)
-            stored, runs = in_runs(memory, updates, version=version, seq=seq, checkpoint_every=self.checkpoint_every)
-            for run in runs:
-                _state.write(conn, memory_id, run.change, one_by_one=one_by_one)
-                if run.checkpoint is not None:  # in this transaction: all or nothing
-                    self._write_checkpoint(conn, memory_id, run.checkpoint)
-            _log.log(conn, memory_id, stored)
-            conn.execute(
-                "UPDATE memories SET version = ?, next_seq = ? WHERE id = ?",
-                (stored[-1].version, seq + len(stored), memory_id),
-            )
+        """Everything of a group's commit but its COMMIT, in the transaction ``conn`` holds."""
+        memory_id, _, version, seq, made = self._memory_row(conn, memory)
+        check_created(memory, made, created)
+        if version != expected_version:
+            raise VersionConflict(memory, expected_version, version)
+        stored, runs = in_runs(memory, updates, version=version, seq=seq, checkpoint_every=self.checkpoint_every)
+        for run in runs:
+            _state.write(conn, memory_id, run.change, one_by_one=one_by_one)
+            if run.checkpoint is not None:  # in this transaction: all or nothing
+                self._write_checkpoint(conn, memory_id, run.checkpoint)
+        _log.log(conn, memory_id, stored)
+        conn.execute(
+            "UPDATE memories SET version = ?, next_seq = ? WHERE id = ?",
+            (stored[-1].version, seq + len(stored), memory_id),
+        )
         return stored
+
+    def stage_group(
+        self, memory: str, updates: Sequence[Update], expected_version: int, *, created: datetime | None = None
+    ) -> StagedCommit | None:
+        check_group(memory, updates)
+        if not updates or not self._staging.acquire(blocking=False):
+            return None
+        try:
+            conn = self._staging_conn()
+            conn.execute("BEGIN IMMEDIATE")  # no wait: this connection's timeout is 0
+        except (sqlite3.Error, OSError):  # the lock is another writer's (or the file is not there)
+            self._staging.release()
+            return None
+        try:
+            stored = self._group_statements(memory, updates, expected_version, created, conn, one_by_one=False)
+        except Exception:  # committed the usual way instead, which names what fails
+            _rolled_back(conn)
+            self._staging.release()
+            return None
+        except BaseException:
+            _rolled_back(conn)
+            self._staging.release()
+            raise
+        return _Staged(self, conn, memory, stored)
+
+    def _staging_conn(self) -> sqlite3.Connection:
+        """The connection staged groups are written on: its own, so that its transaction, whose
+        COMMIT another thread runs, is never the one a read of the staging thread uses; and one that
+        never waits for the write lock."""
+        if self._stager is None:
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=0.0)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={self._synchronous}")
+            conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
+            conn.execute(f"PRAGMA cache_size=-{self.writer_cache_mib * 1024}")  # in KiB when negative
+            with self._lock:
+                self._all.append(conn)
+            self._stager = conn
+        return self._stager
 
     def _write_checkpoint(self, conn: sqlite3.Connection, memory_id: int, version: int) -> None:
         _log.put_checkpoint(conn, memory_id, _log.current_checkpoint(conn, memory_id, version))
@@ -472,3 +518,43 @@ class SQLiteStore:
                 conn.close()
             self._all.clear()
         self._local = threading.local()
+        self._stager = None
+
+
+class _Staged:
+    """A group staged on the store's staging connection (:meth:`SQLiteStore.stage_group`)."""
+
+    def __init__(self, store: SQLiteStore, conn: sqlite3.Connection, memory: str, stored: list[Update]) -> None:
+        self._store, self._conn, self._memory, self._stored = store, conn, memory, stored
+        self._open = True
+
+    def finish(self) -> list[Update]:
+        self._close()
+        try:
+            with self._store._errors("commit", self._memory):
+                self._conn.execute("COMMIT")
+        except BaseException:
+            _rolled_back(self._conn)
+            raise
+        finally:
+            self._store._staging.release()
+        return self._stored
+
+    def abandon(self) -> None:
+        self._close()
+        try:
+            _rolled_back(self._conn)
+        finally:
+            self._store._staging.release()
+
+    def _close(self) -> None:
+        if not self._open:
+            raise RuntimeError("a staged commit is finished or abandoned once")
+        self._open = False
+
+
+def _rolled_back(conn: sqlite3.Connection) -> None:
+    """ROLLBACK where a transaction is still open (a failed COMMIT may have ended it already)."""
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")

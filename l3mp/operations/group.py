@@ -12,7 +12,9 @@ acknowledged nothing it did not commit.
 
 A coroutine writes with :meth:`WriteGroups.submit_async`: it waits on its event loop, not in a thread
 of its own, and only a leader commits in a worker thread, so a group of writes from one loop takes one
-thread hop instead of one per write.
+thread hop instead of one per write. With ``on_loop``, where the store can stage a group, a leader on
+the loop does even that work on the loop's thread, and only the COMMIT waits for the disk elsewhere:
+passing the interpreter between two busy threads costs more than the work it lets overlap.
 """
 
 from __future__ import annotations
@@ -23,17 +25,21 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 
 from kg_memory import InvalidValue, Update, WorldMemory
-from kg_memory.memory import Propose
+from kg_memory.memory import Propose, StagedGroup
 from kg_memory.model import normalise_name
 
 # a write that needs the memory itself (its domain, its verifier), bound when its group commits
 Build = Callable[[WorldMemory], Propose]
 Outcome = Update | BaseException
+# how many times a group's leader on the event loop lets it run first: requests whose bytes have
+# arrived are read and queue their writes, so they join this group instead of waiting for the next
+_READS_BEFORE_A_GROUP = 3
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,6 +49,7 @@ class GroupStats:
     groups: int
     items: int
     largest: int
+    staged: int = 0  # groups written on the event loop's thread, their COMMIT on the committing thread
 
 
 class _LoopEvent:
@@ -55,6 +62,9 @@ class _LoopEvent:
         self._event = asyncio.Event()
 
     def set(self) -> None:
+        if _running_loop() is self._loop:  # on the loop's own thread: no wake-up needed
+            self._event.set()
+            return
         with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
             self._loop.call_soon_threadsafe(self._event.set)
 
@@ -107,20 +117,23 @@ class _Queue:
 class WriteGroups:
     """Gathers the fast writes of one process, per memory, into groups (see the module's doc)."""
 
-    def __init__(self, *, wait_s: float = 0.0, max_items: int = 64) -> None:
+    def __init__(self, *, wait_s: float = 0.0, max_items: int = 64, on_loop: bool = False) -> None:
         if max_items < 1:
             raise InvalidValue("group size", max_items, "must be at least 1")
         if wait_s < 0:
             raise InvalidValue("group wait", wait_s, "must not be negative")
         self.wait_s = wait_s
         self.max_items = max_items
+        self.on_loop = on_loop
         self._lock = threading.Lock()
         self._queues: dict[str, _Queue] = {}
-        self._groups = self._items = self._largest = 0
+        self._groups = self._items = self._largest = self._staged = 0
+        self._resolved: set[str] = set()  # memories a worker thread looked up once (their domain is loaded)
+        self._commits: ThreadPoolExecutor | None = None
 
     def stats(self) -> GroupStats:
         with self._lock:
-            return GroupStats(groups=self._groups, items=self._items, largest=self._largest)
+            return GroupStats(groups=self._groups, items=self._items, largest=self._largest, staged=self._staged)
 
     def waiting(self, memory: str) -> int:
         """How many writes to ``memory`` wait for a group (those being committed not included)."""
@@ -182,7 +195,7 @@ class WriteGroups:
         queue, leads = self._enqueue(ticket, builds, names)
         try:
             while True:
-                if leads:
+                if leads and not (self.on_loop and await self._lead_on_loop(queue, ticket)):
                     await asyncio.to_thread(self._lead, queue, ticket)
                 if not ticket.pending:
                     break
@@ -256,6 +269,90 @@ class WriteGroups:
             queue.slots = deque(s for s in queue.slots if s.ticket is not ticket)
             self._pass_lead(ticket.key, queue)
 
+    async def _lead_on_loop(self, queue: _Queue, ticket: _Ticket) -> bool:
+        """Lead on the event loop's thread: each group is proposed, verified and written here, and
+        only its COMMIT waits for the disk, on the committing thread; the outcomes are handed out
+        here. The interpreter's work of the writes and of the requests then stays on one thread.
+        True once the lead is passed on (or dropped); False when the groups must be led from a
+        worker thread from here on (a group that cannot be staged is put back first in the queue)."""
+        while True:
+            for _ in range(_READS_BEFORE_A_GROUP):  # requests already arrived are read and join the group
+                await asyncio.sleep(0)
+            if self.wait_s and len(queue.slots) < self.max_items:
+                await asyncio.sleep(self.wait_s)
+            with self._lock:
+                group = [queue.slots.popleft() for _ in range(min(self.max_items, len(queue.slots)))]
+                if not group:
+                    self._pass_lead(ticket.key, queue)
+                    return True
+            staged = self._stage(group)
+            if staged is None:
+                with self._lock:
+                    queue.slots.extendleft(reversed(group))
+                return False
+            # a task of its own: the group is committed and handed out even if its leader is cancelled
+            finishing = asyncio.ensure_future(self._finish(queue, ticket, group, staged))
+            try:
+                passed = await asyncio.shield(finishing)
+            except asyncio.CancelledError:
+                finishing.add_done_callback(partial(self._pass_unless_passed, queue, ticket))
+                raise
+            if passed:
+                return True
+
+    def _stage(self, group: list[_Slot]) -> StagedGroup | None:
+        """``group`` staged on this thread, or None where a worker thread must commit it: its memory
+        not yet looked up by one (its domain may still have to be loaded), a write meant for a
+        memory made again under its name, or a group its store cannot stage now."""
+        key = group[0].ticket.key
+        if key not in self._resolved or any(s.ticket.created is not None for s in group):
+            return None
+        try:
+            memory = group[0].ticket.memory()
+            prefetch = {name for slot in group for name in slot.names}
+            return memory.stage_group([s.build(memory) for s in group], prefetch=prefetch)
+        except Exception:  # decided, and answered, by the worker thread's commit of the group
+            return None
+
+    async def _finish(self, queue: _Queue, ticket: _Ticket, group: list[_Slot], staged: StagedGroup) -> bool:
+        """A staged group's COMMIT on the committing thread, then its outcomes handed out; whether
+        the lead was passed on then (the leader's writes are done, or nobody waits)."""
+        try:
+            stored = await asyncio.get_running_loop().run_in_executor(self._committer(), staged.commit)
+            outcomes = staged.outcomes(stored)
+        except Exception as exc:  # the group failed whole: every writer in it hears why
+            outcomes = [exc] * len(group)
+        with self._lock:
+            self._staged += 1
+        self._hand_out(group, outcomes)
+        with self._lock:
+            if not queue.slots or not ticket.pending:
+                self._pass_lead(ticket.key, queue)
+                return True
+        return False
+
+    def _pass_unless_passed(self, queue: _Queue, ticket: _Ticket, finished: asyncio.Future[bool]) -> None:
+        """A leader cancelled while its group committed: once the group is handed out, the lead goes
+        on (unless handing it out passed it already)."""
+        if finished.cancelled() or finished.exception() is not None or not finished.result():
+            with self._lock:
+                self._pass_lead(ticket.key, queue)
+
+    def _committer(self) -> ThreadPoolExecutor:
+        """The thread that runs staged groups' COMMITs: one of its own, as a shared pool's threads
+        may all be waiting for the write lock that the staged group holds."""
+        with self._lock:
+            if self._commits is None:
+                self._commits = ThreadPoolExecutor(max_workers=1, thread_name_prefix="l3mp-commit")
+            return self._commits
+
+    def close(self) -> None:
+        """Let the committing thread go (after the COMMIT it may be running)."""
+        with self._lock:
+            commits, self._commits = self._commits, None
+        if commits is not None:
+            commits.shutdown(wait=True)
+
     def _commit(self, group: list[_Slot]) -> None:
         """Commit ``group`` to the memory holding the name now; writes made for another memory of the
         name (a handle held while it was deleted and made again) are committed to theirs, which then
@@ -270,6 +367,8 @@ class WriteGroups:
         except BaseException as exc:  # the process is stopping: tell the writers, then stop too
             self._hand_out(group, [exc] * len(group))
             raise
+        with self._lock:
+            self._resolved.add(group[0].ticket.key)
         mine = [s for s in group if s.ticket.created in (None, memory.created)]
         others = [s for s in group if s.ticket.created not in (None, memory.created)]
         self._commit_to(memory, mine)
@@ -300,6 +399,13 @@ class WriteGroups:
                 slot.ticket.pending -= 1
                 if not slot.ticket.pending:
                     slot.ticket.woken.set()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def bound(propose: Propose) -> Build:

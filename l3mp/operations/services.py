@@ -41,10 +41,13 @@ class Services:
     def __post_init__(self) -> None:
         s = self.settings
         self.gate = ModelGate(s.model_concurrency, s.model_route_deadline, s.model_rate_per_minute)
-        self.groups = WriteGroups(wait_s=s.group_commit_wait_ms / 1000, max_items=s.group_commit_max)
+        self.groups = WriteGroups(
+            wait_s=s.group_commit_wait_ms / 1000, max_items=s.group_commit_max, on_loop=s.group_commit_on_loop
+        )
 
     def close(self) -> None:
         self.gate.close()
+        self.groups.close()
         self.store.close()
 
     def writer(self, memory: str) -> Lock:

@@ -27,8 +27,9 @@ NAME = "load"
 BOUND = 60.0  # seconds: a bound for a very busy machine, never a measured figure
 
 
-def operations(tmp_path: Path, *, group_commit: bool = True) -> Iterator[Operations]:
-    settings = Settings(sqlite_path=tmp_path / "ops.db", group_commit=group_commit, retriever="full")
+def operations(tmp_path: Path, *, group_commit: bool = True, **settled: Any) -> Iterator[Operations]:
+    """Operations on a memory of ``CLIENTS`` clients' rooms; ``settled``: other settings."""
+    settings = Settings(sqlite_path=tmp_path / "ops.db", group_commit=group_commit, retriever="full", **settled)
     services = Services(settings=settings, store=open_store(settings))
     ops = Operations(services=services)
     ops.create_memory(MemoryIn(name=NAME, domain="example_home"))
