@@ -10,13 +10,14 @@ import functools
 import json
 import math
 import re
-import uuid
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any, TypeAlias
+
+from uuid6 import uuid7
 
 from kg_memory.errors import InvalidName, InvalidValue
 
@@ -488,7 +489,7 @@ class Update:
     issues: tuple[Issue, ...] = ()
     version: int = 0
     seq: int = 0
-    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    id: str = field(default_factory=lambda: uuid7().hex)  # time-ordered: appended to the id index
     time: datetime = field(default_factory=_utc_now)
     meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
     # ``meta`` as the stores write it: the text its check below made, so what is written is what was
