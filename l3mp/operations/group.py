@@ -40,6 +40,9 @@ Outcome = Update | BaseException
 # how many times a group's leader on the event loop lets it run first: requests whose bytes have
 # arrived are read and queue their writes, so they join this group instead of waiting for the next
 _READS_BEFORE_A_GROUP = 3
+# a group written on the event loop holds up every other request while it is: at most this many
+# writes to one such group (the rest form the next), so that a burst of batches pauses the loop briefly
+LOOP_GROUP_MAX = 16
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -281,7 +284,8 @@ class WriteGroups:
             if self.wait_s and len(queue.slots) < self.max_items:
                 await asyncio.sleep(self.wait_s)
             with self._lock:
-                group = [queue.slots.popleft() for _ in range(min(self.max_items, len(queue.slots)))]
+                size = min(self.max_items, LOOP_GROUP_MAX, len(queue.slots))
+                group = [queue.slots.popleft() for _ in range(size)]
                 if not group:
                     self._pass_lead(ticket.key, queue)
                     return True

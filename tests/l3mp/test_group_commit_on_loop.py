@@ -1,7 +1,7 @@
 """Groups led on the event loop (``group_commit_on_loop``): proposed, verified and written on the
 loop's thread, only their COMMIT on the committing thread; a group that would wait for the write
 lock goes to a worker thread whole; a failed COMMIT is every writer's answer and writes nothing; a
-leader cancelled while its group commits leaves no writer waiting."""
+leader cancelled while its group commits leaves no writer waiting; a group on the loop is bounded."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ import pytest
 from kg_memory import StoreUnavailable, Update, WorldMemory
 from kg_memory.memory import StagedGroup
 from l3mp.operations import Operations
-from l3mp.operations.models import UpdateOut
+from l3mp.operations.group import LOOP_GROUP_MAX
+from l3mp.operations.models import ObservationsIn, UpdateOut
 from tests.l3mp.test_group_commit_async import until
 from tests.l3mp.test_group_commit_ops import BOUND, CLIENTS, NAME, observing, operations, replayed
 
@@ -169,3 +170,21 @@ def test_a_leader_cancelled_while_its_group_commits_leaves_nobody_waiting(
     # the cancelled leader's write was in its group already: it was committed all the same
     assert memory.version == before + 4
     assert replayed(memory.history()) == {str(f) for f in memory.state().facts}
+
+
+def test_a_group_written_on_the_loop_holds_a_bounded_number_of_writes(
+    on_loop: Operations, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _everyone(on_loop, 1)
+    sizes: list[int] = []
+    stage = WorldMemory.stage_group
+
+    def staged(self: WorldMemory, proposals: Any, **kwargs: Any) -> StagedGroup | None:
+        sizes.append(len(proposals))
+        return stage(self, proposals, **kwargs)
+
+    monkeypatch.setattr(WorldMemory, "stage_group", staged)
+    batch = ObservationsIn(observations=[observing(c, 1) for c in range(CLIENTS)])
+    answers = asyncio.run(on_loop.observe_batch_async(NAME, batch))
+    assert [a.status if isinstance(a, UpdateOut) else a for a in answers] == ["applied"] * CLIENTS
+    assert sum(sizes) == CLIENTS and max(sizes) == LOOP_GROUP_MAX  # twenty writes queued at once
