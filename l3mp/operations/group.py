@@ -279,10 +279,15 @@ class WriteGroups:
         True once the lead is passed on (or dropped); False when the groups must be led from a
         worker thread from here on (a group that cannot be staged is put back first in the queue)."""
         while True:
-            for _ in range(_READS_BEFORE_A_GROUP):  # requests already arrived are read and join the group
-                await asyncio.sleep(0)
-            if self.wait_s and len(queue.slots) < self.max_items:
-                await asyncio.sleep(self.wait_s)
+            try:
+                for _ in range(_READS_BEFORE_A_GROUP):  # requests already arrived are read and join the group
+                    await asyncio.sleep(0)
+                if self.wait_s and len(queue.slots) < self.max_items:
+                    await asyncio.sleep(self.wait_s)
+            except asyncio.CancelledError:  # the lead goes on: nobody else would take it
+                with self._lock:
+                    self._pass_lead(ticket.key, queue)
+                raise
             with self._lock:
                 size = min(self.max_items, LOOP_GROUP_MAX, len(queue.slots))
                 group = [queue.slots.popleft() for _ in range(size)]

@@ -188,3 +188,19 @@ def test_a_group_written_on_the_loop_holds_a_bounded_number_of_writes(
     answers = asyncio.run(on_loop.observe_batch_async(NAME, batch))
     assert [a.status if isinstance(a, UpdateOut) else a for a in answers] == ["applied"] * CLIENTS
     assert sum(sizes) == CLIENTS and max(sizes) == LOOP_GROUP_MAX  # twenty writes queued at once
+
+
+def test_a_leader_cancelled_before_its_group_is_taken_leaves_nobody_waiting(on_loop: Operations) -> None:
+    _everyone(on_loop, 1)
+
+    async def scenario() -> UpdateOut:
+        leader = asyncio.create_task(on_loop.observe_async(NAME, observing(0, 1)))
+        waiter = asyncio.create_task(on_loop.observe_async(NAME, observing(1, 1)))
+        await asyncio.sleep(0)  # the leader lets requests already arrived join its group; the other waits
+        leader.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await leader
+        return await asyncio.wait_for(waiter, BOUND)
+
+    assert asyncio.run(scenario()).status == "applied"
+    assert on_loop.services.groups.waiting(NAME) == 0
