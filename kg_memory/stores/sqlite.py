@@ -555,6 +555,6 @@ class _Staged:
 
 def _rolled_back(conn: sqlite3.Connection) -> None:
     """ROLLBACK where a transaction is still open (a failed COMMIT may have ended it already)."""
-    if conn.in_transaction:
-        with contextlib.suppress(sqlite3.Error):
+    with contextlib.suppress(sqlite3.Error):  # a closed connection raises at the question itself
+        if conn.in_transaction:
             conn.execute("ROLLBACK")

@@ -25,7 +25,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -33,6 +33,7 @@ from functools import partial
 from kg_memory import InvalidValue, Update, WorldMemory
 from kg_memory.memory import Propose, StagedGroup
 from kg_memory.model import normalise_name
+from kg_memory.store import StagesGroups
 
 # a write that needs the memory itself (its domain, its verifier), bound when its group commits
 Build = Callable[[WorldMemory], Propose]
@@ -133,6 +134,7 @@ class WriteGroups:
         self._groups = self._items = self._largest = self._staged = 0
         self._resolved: set[str] = set()  # memories a worker thread looked up once (their domain is loaded)
         self._commits: ThreadPoolExecutor | None = None
+        self._closed = False
 
     def stats(self) -> GroupStats:
         with self._lock:
@@ -199,7 +201,10 @@ class WriteGroups:
         try:
             while True:
                 if leads and not (self.on_loop and await self._lead_on_loop(queue, ticket)):
-                    await asyncio.to_thread(self._lead, queue, ticket)
+                    # shielded: a leader cancelled before a worker thread took the job must still
+                    # lead, or nobody would (its own writes are withdrawn; the others' are not)
+                    loop = asyncio.get_running_loop()
+                    await asyncio.shield(loop.run_in_executor(None, self._lead, queue, ticket))
                 if not ticket.pending:
                     break
                 assert isinstance(ticket.woken, _LoopEvent)
@@ -295,12 +300,13 @@ class WriteGroups:
                     self._pass_lead(ticket.key, queue)
                     return True
             staged = self._stage(group)
-            if staged is None:
+            committing = None if staged is None else self._start_commit(staged)
+            if staged is None or committing is None:
                 with self._lock:
                     queue.slots.extendleft(reversed(group))
                 return False
-            # a task of its own: the group is committed and handed out even if its leader is cancelled
-            finishing = asyncio.ensure_future(self._finish(queue, ticket, group, staged))
+            # a task of its own: the group is handed out even if its leader is cancelled
+            finishing = asyncio.ensure_future(self._finish(queue, ticket, group, staged, committing))
             try:
                 passed = await asyncio.shield(finishing)
             except asyncio.CancelledError:
@@ -314,7 +320,7 @@ class WriteGroups:
         not yet looked up by one (its domain may still have to be loaded), a write meant for a
         memory made again under its name, or a group its store cannot stage now."""
         key = group[0].ticket.key
-        if key not in self._resolved or any(s.ticket.created is not None for s in group):
+        if self._closed or key not in self._resolved or any(s.ticket.created is not None for s in group):
             return None
         try:
             memory = group[0].ticket.memory()
@@ -323,11 +329,28 @@ class WriteGroups:
         except Exception:  # decided, and answered, by the worker thread's commit of the group
             return None
 
-    async def _finish(self, queue: _Queue, ticket: _Ticket, group: list[_Slot], staged: StagedGroup) -> bool:
-        """A staged group's COMMIT on the committing thread, then its outcomes handed out; whether
-        the lead was passed on then (the leader's writes are done, or nobody waits)."""
+    def _start_commit(self, staged: StagedGroup) -> Future[list[Update]] | None:
+        """``staged``'s COMMIT handed to the committing thread at once, so that it runs whatever
+        becomes of the coroutine waiting for it; None, with nothing written, once closed."""
         try:
-            stored = await asyncio.get_running_loop().run_in_executor(self._committer(), staged.commit)
+            return self._committer().submit(staged.commit)
+        except RuntimeError:  # closed (or the interpreter is going down): no thread will commit it
+            staged.abandon()
+            return None
+
+    async def _finish(
+        self,
+        queue: _Queue,
+        ticket: _Ticket,
+        group: list[_Slot],
+        staged: StagedGroup,
+        committing: Future[list[Update]],
+    ) -> bool:
+        """The outcomes of a staged group handed out once its COMMIT is done; whether the lead was
+        passed on then (the leader's writes are done, or nobody waits)."""
+        try:
+            # shielded: cancelling this wait must not cancel the COMMIT before it starts
+            stored = await asyncio.shield(asyncio.wrap_future(committing))
             outcomes = staged.outcomes(stored)
         except Exception as exc:  # the group failed whole: every writer in it hears why
             outcomes = [exc] * len(group)
@@ -351,13 +374,16 @@ class WriteGroups:
         """The thread that runs staged groups' COMMITs: one of its own, as a shared pool's threads
         may all be waiting for the write lock that the staged group holds."""
         with self._lock:
+            if self._closed:
+                raise RuntimeError("the write groups are closed")
             if self._commits is None:
                 self._commits = ThreadPoolExecutor(max_workers=1, thread_name_prefix="l3mp-commit")
             return self._commits
 
     def close(self) -> None:
-        """Let the committing thread go (after the COMMIT it may be running)."""
+        """No more groups staged; the committing thread lets go once the COMMITs handed to it are done."""
         with self._lock:
+            self._closed = True
             commits, self._commits = self._commits, None
         if commits is not None:
             commits.shutdown(wait=True)
@@ -376,8 +402,9 @@ class WriteGroups:
         except BaseException as exc:  # the process is stopping: tell the writers, then stop too
             self._hand_out(group, [exc] * len(group))
             raise
-        with self._lock:
-            self._resolved.add(group[0].ticket.key)
+        if isinstance(memory.store, StagesGroups):  # elsewhere every group goes to a worker thread
+            with self._lock:
+                self._resolved.add(group[0].ticket.key)
         mine = [s for s in group if s.ticket.created in (None, memory.created)]
         others = [s for s in group if s.ticket.created not in (None, memory.created)]
         self._commit_to(memory, mine)

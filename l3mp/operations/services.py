@@ -11,6 +11,7 @@ from datetime import datetime
 from threading import Lock
 
 from kg_memory import GraphStore, L3mpError, WorldMemory
+from kg_memory.store import StagesGroups
 from l3mp.llm import LanguageModel
 from l3mp.operations.gate import ModelGate
 from l3mp.operations.group import WriteGroups
@@ -41,9 +42,8 @@ class Services:
     def __post_init__(self) -> None:
         s = self.settings
         self.gate = ModelGate(s.model_concurrency, s.model_route_deadline, s.model_rate_per_minute)
-        self.groups = WriteGroups(
-            wait_s=s.group_commit_wait_ms / 1000, max_items=s.group_commit_max, on_loop=s.group_commit_on_loop
-        )
+        on_loop = s.group_commit_on_loop and isinstance(self.store, StagesGroups)  # only a store that stages
+        self.groups = WriteGroups(wait_s=s.group_commit_wait_ms / 1000, max_items=s.group_commit_max, on_loop=on_loop)
 
     def close(self) -> None:
         self.gate.close()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from faults_common import replay
 
-from kg_memory import Delta, DomainRegistry, Fact, Update, UpdateSource, UpdateStatus, WorldMemory
+from kg_memory import Delta, DomainRegistry, Fact, StoreUnavailable, Update, UpdateSource, UpdateStatus, WorldMemory
 from kg_memory.memory import Proposal, Propose
 from kg_memory.stores import SQLiteStore
 from kg_memory.verifier import StateView
@@ -139,3 +139,13 @@ def test_a_group_the_store_would_refuse_is_not_staged(sqlite: SQLiteStore, home:
     staged = sqlite.stage_group(home.name, [stale], version)  # and the lock was let go of each time
     assert staged is not None
     assert [u.version for u in staged.finish()] == [version + 1]
+
+
+def test_a_store_closed_under_a_staged_group_refuses_its_commit_as_unavailable(
+    sqlite: SQLiteStore, home: WorldMemory
+) -> None:
+    staged = home.stage_group([_move("mug_1", "shelf_1")])
+    assert staged is not None
+    sqlite.close()
+    with pytest.raises(StoreUnavailable, match="closed"):
+        staged.commit()

@@ -5,7 +5,9 @@ cancelled while it waits takes its write and nothing else with it."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +146,31 @@ def test_a_delta_the_domain_refuses_is_recorded_rejected_and_written_alone(group
     assert grouped.memory(NAME).version == version + 1
     recorded = {u.id: u.status.value for u in grouped.memory(NAME).history()}
     assert (recorded[bad.id], recorded[good.id]) == ("rejected", "applied")
+
+
+def test_a_leader_cancelled_before_a_worker_thread_takes_its_group_leaves_nobody_waiting(
+    grouped: Operations,
+) -> None:
+    """The memory's first group goes to a worker thread; every worker is busy, and the leading
+    request is cancelled before one takes the job: the job still runs, and the next writer is answered."""
+
+    async def scenario() -> UpdateOut:
+        loop = asyncio.get_running_loop()
+        pool = ThreadPoolExecutor(max_workers=1)
+        loop.set_default_executor(pool)
+        release = threading.Event()
+        busy = loop.run_in_executor(None, release.wait, BOUND)  # the only worker thread is taken
+        leader = asyncio.create_task(grouped.observe_async(NAME, observing(0, 0)))
+        await until(lambda: groups.waiting(NAME) == 1)  # the leader's write, queued for its thread
+        waiter = asyncio.create_task(grouped.observe_async(NAME, observing(1, 0)))
+        await until(lambda: groups.waiting(NAME) == 2)
+        leader.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await leader
+        release.set()
+        await busy
+        return await asyncio.wait_for(waiter, BOUND)
+
+    groups = grouped.services.groups
+    assert asyncio.run(scenario()).status == "applied"
+    assert groups.waiting(NAME) == 0

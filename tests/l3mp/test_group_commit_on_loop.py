@@ -14,11 +14,13 @@ from typing import Any
 
 import pytest
 
-from kg_memory import StoreUnavailable, Update, WorldMemory
+from kg_memory import GraphStore, StoreUnavailable, Update, WorldMemory
 from kg_memory.memory import StagedGroup
-from l3mp.operations import Operations
+from l3mp.operations import Operations, Services
 from l3mp.operations.group import LOOP_GROUP_MAX
 from l3mp.operations.models import ObservationsIn, UpdateOut
+from l3mp.settings import Settings
+from l3mp.wiring import open_store
 from tests.l3mp.test_group_commit_async import until
 from tests.l3mp.test_group_commit_ops import BOUND, CLIENTS, NAME, observing, operations, replayed
 
@@ -204,3 +206,53 @@ def test_a_leader_cancelled_before_its_group_is_taken_leaves_nobody_waiting(on_l
 
     assert asyncio.run(scenario()).status == "applied"
     assert on_loop.services.groups.waiting(NAME) == 0
+
+
+def test_a_commit_handed_to_the_committing_thread_runs_when_the_loop_goes_away(
+    on_loop: Operations, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop's tasks are cancelled (``asyncio.run`` returns) while a staged group waits for the
+    committing thread: the COMMIT still runs, so the write lock and the store are let go of."""
+    _everyone(on_loop, 1)
+    groups = on_loop.services.groups
+    before = on_loop.memory(NAME).version
+    busy, staged = threading.Event(), threading.Event()
+    stage = WorldMemory.stage_group
+
+    def staging(self: WorldMemory, *args: Any, **kwargs: Any) -> StagedGroup | None:
+        found = stage(self, *args, **kwargs)
+        staged.set()
+        return found
+
+    monkeypatch.setattr(WorldMemory, "stage_group", staging)
+
+    async def leave_while_committing() -> None:
+        groups._committer().submit(busy.wait, BOUND)  # the committing thread is busy for now
+        write = asyncio.create_task(on_loop.observe_async(NAME, observing(0, 1)))
+        await until(staged.is_set)
+        await asyncio.sleep(0)  # its COMMIT handed over, waiting behind the busy thread
+        assert not write.done()
+        # returning cancels the write's coroutines; then the committing thread gets to its COMMIT
+
+    asyncio.run(leave_while_committing())
+    busy.set()
+
+    async def settled() -> None:
+        await until(lambda: on_loop.memory(NAME).version == before + 1)
+
+    asyncio.run(settled())
+    answers = _everyone(on_loop, 1, first_step=1, clients=range(1, CLIENTS))
+    assert {a.status for a in answers} == {"applied"}
+    assert groups.stats().staged >= 2  # the write lock was let go of: the next groups were staged
+
+
+def test_a_store_that_cannot_stage_leaves_every_group_to_a_worker_thread(
+    neo4j_store: GraphStore, tmp_path: Path
+) -> None:
+    settings = Settings(sqlite_path=tmp_path / "unused.db", retriever="full", group_commit_on_loop=True)
+    assert not Services(settings=settings, store=neo4j_store).groups.on_loop
+    sqlite = open_store(settings)
+    try:
+        assert Services(settings=settings, store=sqlite).groups.on_loop
+    finally:
+        sqlite.close()
