@@ -1,6 +1,16 @@
 """The SQLite store's history: the update log, its indexes (touches, time, source, status,
 version), checkpoints, bulk loading for imports and compaction. Functions take an open
-connection; the store owns transactions."""
+connection; the store owns transactions.
+
+Touches (each entity an update names, with its time and whether perception saw it) are keyed by
+entity, so each write lands on a leaf page of its own per entity and B-tree: the write path's
+largest cost, so they have no other index. When perception last saw an entity is a row of its own
+(``sightings``, one per entity), the bound from above of its touches that were seen. An entity's
+updates since a time are found without an index by time of their own: each update also stores
+``mts``, the latest time of any update up to it in the log. ``mts`` never decreases along the log
+(times alone may: a write drafted in another process, or recorded after one drafted later), so the
+first update whose ``mts`` reaches a time bounds from below, by ``seq``, every update at or after it.
+"""
 
 from __future__ import annotations
 
@@ -22,8 +32,9 @@ _TABLES = """
 CREATE TABLE IF NOT EXISTS touches (
     memory_id INTEGER NOT NULL, entity TEXT NOT NULL, seq INTEGER NOT NULL, ts INTEGER NOT NULL,
     seen INTEGER NOT NULL, PRIMARY KEY (memory_id, entity, seq)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS touches_time ON touches (memory_id, entity, ts);
-CREATE INDEX IF NOT EXISTS touches_seen ON touches (memory_id, entity, seq) WHERE seen = 1;
+CREATE TABLE IF NOT EXISTS sightings (
+    memory_id INTEGER NOT NULL, entity TEXT NOT NULL, seq INTEGER NOT NULL,
+    PRIMARY KEY (memory_id, entity)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS checkpoints (
     memory_id INTEGER NOT NULL, version INTEGER NOT NULL, state BLOB NOT NULL,
     PRIMARY KEY (memory_id, version)) WITHOUT ROWID;
@@ -35,18 +46,25 @@ CREATE INDEX IF NOT EXISTS updates_time ON updates (memory_id, ts);
 CREATE INDEX IF NOT EXISTS updates_source ON updates (memory_id, source, seq);
 CREATE INDEX IF NOT EXISTS updates_status ON updates (memory_id, status, seq);
 CREATE INDEX IF NOT EXISTS updates_version ON updates (memory_id, version);
+CREATE INDEX IF NOT EXISTS updates_bound ON updates (memory_id, mts);
+DROP INDEX IF EXISTS touches_time;
+DROP INDEX IF EXISTS touches_seen;
 """
-TABLES = ("touches", "checkpoints", "horizons")
+TABLES = ("touches", "sightings", "checkpoints", "horizons")
 _INSERT_UPDATE = (
-    f"INSERT INTO updates (memory_id, ts, {', '.join(UPDATE_COLUMNS)})"
-    f" VALUES ({', '.join('?' for _ in range(len(UPDATE_COLUMNS) + 2))})"
+    f"INSERT INTO updates (memory_id, ts, mts, {', '.join(UPDATE_COLUMNS)})"
+    f" VALUES ({', '.join('?' for _ in range(len(UPDATE_COLUMNS) + 3))})"
 )
 _INSERT_TOUCH = "INSERT INTO touches VALUES (?, ?, ?, ?, ?)"
+_SIGHTED = " ON CONFLICT DO UPDATE SET seq = max(seq, excluded.seq)"
+_INSERT_SIGHTING = "INSERT INTO sightings VALUES (?, ?, ?)" + _SIGHTED
 _COLUMNS = ", ".join(f"u.{c}" for c in UPDATE_COLUMNS)
 
 
 def migrate(conn: sqlite3.Connection) -> None:
-    """Give a file from before the history indexes its ``ts`` column and touches (once)."""
+    """Give a file from before the history indexes its ``ts`` column and touches, one from before
+    ``mts`` that column and one from before sightings those (each once)."""
+    sighted = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sightings'").fetchone() is not None
     conn.executescript(_TABLES)
     columns = {row[1] for row in conn.execute("PRAGMA table_info(updates)")}
     if "ts" not in columns:
@@ -68,17 +86,70 @@ def migrate(conn: sqlite3.Connection) -> None:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+    if "mts" not in {row[1] for row in conn.execute("PRAGMA table_info(updates)")}:
+        _add_latest_times(conn)
+    if not sighted:
+        conn.execute(
+            "INSERT OR IGNORE INTO sightings SELECT memory_id, entity, max(seq) FROM touches"
+            " WHERE seen = 1 GROUP BY memory_id, entity"
+        )
     conn.executescript(_INDEXES)
+
+
+def _add_latest_times(conn: sqlite3.Connection) -> None:
+    """Give a file from before ``mts`` the column, each update's the latest time up to it (once)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("ALTER TABLE updates ADD COLUMN mts INTEGER NOT NULL DEFAULT 0")
+        conn.execute(
+            "UPDATE updates SET mts = w.latest FROM (SELECT memory_id AS mid, seq AS s,"
+            " max(ts) OVER (PARTITION BY memory_id ORDER BY seq) AS latest FROM updates) AS w"
+            " WHERE updates.memory_id = w.mid AND updates.seq = w.s"
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 def log(conn: sqlite3.Connection, memory_id: int, updates: Sequence[Update]) -> None:
     """Append ``updates`` (stamped) and their touches: one statement for each, however many."""
     rows = []
+    latest = latest_time(conn, memory_id)
     for update in updates:
         row = update_row(update)
-        rows.append((memory_id, timestamp_us(update.time), *(row[c] for c in UPDATE_COLUMNS)))
+        ts = timestamp_us(update.time)
+        latest = max(latest, ts)
+        rows.append((memory_id, ts, latest, *(row[c] for c in UPDATE_COLUMNS)))
     conn.executemany(_INSERT_UPDATE, rows)
-    conn.executemany(_INSERT_TOUCH, _touch_rows(memory_id, updates))
+    touches = _touch_rows(memory_id, updates)
+    conn.executemany(_INSERT_TOUCH, touches)
+    conn.executemany(_INSERT_SIGHTING, _sightings(touches))
+
+
+def _sightings(touches: Iterable[tuple[int, str, int, int, int]]) -> list[tuple[int, str, int]]:
+    """The last sighting of each entity the touches saw (touches in entity, then seq order)."""
+    last: dict[str, tuple[int, str, int]] = {}
+    for memory_id, name, seq, _, seen in touches:
+        if seen:
+            last[name] = (memory_id, name, seq)
+    return list(last.values())
+
+
+def latest_time(conn: sqlite3.Connection, memory_id: int) -> int:
+    """The latest time (µs) of any update in the memory's log, 0 for none."""
+    (latest,) = conn.execute("SELECT coalesce(max(mts), 0) FROM updates WHERE memory_id = ?", (memory_id,)).fetchone()
+    return int(latest)
+
+
+def _first_seq_since(conn: sqlite3.Connection, memory_id: int, since_us: int) -> int | None:
+    """The ``seq`` before which no update is at or after ``since_us``; None when none is."""
+    (first,) = conn.execute(
+        "SELECT min(seq) FROM updates WHERE memory_id = ?1 AND mts ="
+        " (SELECT min(mts) FROM updates WHERE memory_id = ?1 AND mts >= ?2)",
+        (memory_id, since_us),
+    ).fetchone()
+    return None if first is None else int(first)
 
 
 def _touch_rows(memory_id: int, updates: Iterable[Update]) -> list[tuple[int, str, int, int, int]]:
@@ -136,14 +207,23 @@ def query(conn: sqlite3.Connection, memory: str, memory_id: int, q: HistoryQuery
     where: list[str] = []
     params: list[Any] = [memory_id]
     if q.entity is not None:
-        # with a time bound, seek the entity's touches by time (a week of a long history is a
-        # small range; the planner would rather walk all of them in seq order and filter)
-        hint = " INDEXED BY touches_time" if q.since_us is not None else ""
-        sql = f"SELECT {_COLUMNS} FROM touches t{hint} JOIN updates u ON u.memory_id = t.memory_id AND u.seq = t.seq"
+        sql = f"SELECT {_COLUMNS} FROM touches t JOIN updates u ON u.memory_id = t.memory_id AND u.seq = t.seq"
         where.append("t.memory_id = ? AND t.entity = ?")
         params.append(q.entity)
-        if q.seen_only:
-            where.append("t.seen = 1")
+        if q.since_us is not None:  # a week of a long history: only its end is walked
+            first = _first_seq_since(conn, memory_id, q.since_us)
+            if first is None:
+                return []
+            where.append("t.seq >= ?")
+            params.append(first)
+        if q.seen_only:  # none of its touches after its last sighting is walked
+            last = conn.execute(
+                "SELECT seq FROM sightings WHERE memory_id = ? AND entity = ?", (memory_id, q.entity)
+            ).fetchone()
+            if last is None:
+                return []
+            where.append("t.seen = 1 AND t.seq <= ?")
+            params.append(last[0])
         key, ts = "t.seq", "t.ts"
     else:
         sql = f"SELECT {_COLUMNS} FROM updates u"
@@ -192,13 +272,17 @@ def get_update(conn: sqlite3.Connection, memory: str, memory_id: int, update_id:
     return None if row is None else update_from_row(memory, dict(zip(UPDATE_COLUMNS, row, strict=True)))
 
 
-_LOG_COLUMNS = f"updates (memory_id, ts, {', '.join(UPDATE_COLUMNS)})"
+_LOG_COLUMNS = f"updates (memory_id, ts, mts, {', '.join(UPDATE_COLUMNS)})"
 _LOG_WIDTH = 1 + len(UPDATE_COLUMNS)  # a prepared row: ts, the columns, then the names it touches
 # by entity, then seq: each of the touches' indexes is then filled in its own order, a run of
 # neighbouring keys at a time rather than one leaf here and one there; SQLite sorts them
 _TOUCHES_FROM_ROWS = (
     "INSERT INTO touches SELECT ?, n.key, u.value ->> 1, u.value ->> 0, n.value"
     f" FROM json_each(?) u, json_each(u.value, '$[{_LOG_WIDTH}]') n ORDER BY n.key, u.value ->> 1"
+)
+_SIGHTINGS_FROM_ROWS = (
+    "INSERT INTO sightings SELECT ?, n.key, max(u.value ->> 1)"
+    f" FROM json_each(?) u, json_each(u.value, '$[{_LOG_WIDTH}]') n WHERE n.value GROUP BY n.key" + _SIGHTED
 )
 
 
@@ -251,16 +335,27 @@ def duplicate_ids(conn: sqlite3.Connection, memory_id: int, batch: LoadBatch) ->
 
 def load(conn: sqlite3.Connection, memory_id: int, batch: LoadBatch) -> None:
     """Append a prepared batch: its updates, their touches and its checkpoints."""
+    latest = latest_time(conn, memory_id)
     if batch.text is not None:
-        picks = ", ".join(f"value ->> {i}" for i in range(_LOG_WIDTH))
-        conn.execute(f"INSERT INTO {_LOG_COLUMNS} SELECT ?, {picks} FROM json_each(?)", (memory_id, batch.text))
+        picks = ", ".join(f"value ->> {i}" for i in range(1, _LOG_WIDTH))
+        conn.execute(
+            f"INSERT INTO {_LOG_COLUMNS} SELECT ?1, value ->> 0,"
+            f" max(?2, max(value ->> 0) OVER (ORDER BY key)), {picks} FROM json_each(?3)",
+            (memory_id, latest, batch.text),
+        )
         conn.execute(_TOUCHES_FROM_ROWS, (memory_id, batch.text))
+        conn.execute(_SIGHTINGS_FROM_ROWS, (memory_id, batch.text))
     else:
-        marks = ", ".join("?" * (_LOG_WIDTH + 1))
-        conn.executemany(f"INSERT INTO {_LOG_COLUMNS} VALUES ({marks})", [(memory_id, *r[:-1]) for r in batch.rows])
+        marks = ", ".join("?" * (_LOG_WIDTH + 2))
+        rows = []
+        for row in batch.rows:
+            latest = max(latest, row[0])
+            rows.append((memory_id, row[0], latest, *row[1:-1]))
+        conn.executemany(f"INSERT INTO {_LOG_COLUMNS} VALUES ({marks})", rows)
         touches = [(memory_id, name, r[1], r[0], seen) for r in batch.rows for name, seen in r[-1].items()]
         touches.sort(key=itemgetter(1))  # stable: by entity, then seq
         conn.executemany(_INSERT_TOUCH, touches)
+        conn.executemany(_INSERT_SIGHTING, _sightings(touches))
     conn.executemany(
         "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?)",
         [(memory_id, version, state) for version, state in batch.checkpoints],
@@ -341,6 +436,7 @@ def compact(
     ).fetchone()
     removed = conn.execute("DELETE FROM updates WHERE memory_id = ? AND seq <= ?", (memory_id, cutoff)).rowcount
     conn.execute("DELETE FROM touches WHERE memory_id = ? AND seq <= ?", (memory_id, cutoff))
+    conn.execute("DELETE FROM sightings WHERE memory_id = ? AND seq <= ?", (memory_id, cutoff))
     conn.execute("DELETE FROM checkpoints WHERE memory_id = ? AND version < ?", (memory_id, horizon))
     conn.execute(
         "INSERT OR REPLACE INTO horizons VALUES (?, ?, ?, ?)",

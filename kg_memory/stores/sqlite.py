@@ -65,7 +65,7 @@ CREATE TABLE IF NOT EXISTS updates (
     memory_id INTEGER NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL, source TEXT NOT NULL,
     input TEXT NOT NULL, delta TEXT NOT NULL, status TEXT NOT NULL, issues TEXT NOT NULL,
     version INTEGER NOT NULL, time TEXT NOT NULL, meta TEXT NOT NULL, ts INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (memory_id, seq),
+    mts INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (memory_id, seq),
     UNIQUE (memory_id, id));
 CREATE TABLE IF NOT EXISTS embeddings (
     memory_id INTEGER NOT NULL, name TEXT NOT NULL, text_hash TEXT NOT NULL, dim INTEGER NOT NULL,

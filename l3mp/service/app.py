@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager, suppress
 
 from fastapi import FastAPI
 from starlette.routing import NoMatchFound, Route
+from starlette.types import Receive, Scope, Send
 
 from l3mp.gc_freeze import gc_frozen
 from l3mp.llm import LanguageModel
@@ -32,6 +33,35 @@ def _build_routes(app: FastAPI) -> None:
     Resolving a name that no route has walks past every route, so they are all built now."""
     with suppress(NoMatchFound):
         app.url_path_for("no route has this name")
+
+
+class ServiceApp(FastAPI):
+    """The service's FastAPI app, with :class:`HotWrites` in front of its whole stack when it has one.
+
+    The door stands aside when the app's requests are traced (FastAPI's telemetry is configured),
+    so those writes are traced through their routes like every request, and when middleware was
+    added after the service's own, which every request must pass.
+    """
+
+    hot: HotWrites | None = None
+    own_middleware = 0  # how many entries of user_middleware the service added itself
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        hot = self.hot
+        if hot is None or scope["type"] != "http" or len(self.user_middleware) != self.own_middleware:
+            await super().__call__(scope, receive, send)
+            return
+        telemetry = getattr(self, "_native_telemetry", None)
+        if telemetry is None or telemetry.enabled():
+            await super().__call__(scope, receive, send)
+            return
+        if self.root_path:  # as FastAPI sets it for its own routing
+            scope["root_path"] = self.root_path
+        await hot(scope, receive, send)
+
+    async def past_hot_writes(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The whole of FastAPI's stack: what the door hands every other request to."""
+        await super().__call__(scope, receive, send)
 
 
 def create_app(
@@ -61,7 +91,7 @@ def create_app(
         finally:
             services.close()
 
-    app = FastAPI(
+    app = ServiceApp(
         title="l3mp",
         summary="A lifelong world-state memory for service robots",
         version="1",
@@ -87,8 +117,6 @@ def create_app(
     dashboard.install(app)  # the page at / and its read-only data under /dashboard
     # the same operations for agents (MCP), behind the same keys; Route serves an ASGI app as it is
     app.router.routes.append(Route(PATH, mcp.asgi, methods=METHODS, include_in_schema=False))
-    if hot_writes:  # innermost of ours: under the body limit, like every route
-        app.add_middleware(HotWrites, fastapi=app, prefix=API_PREFIX, routes=updates.HOT)
     streamed = (f"{API_PREFIX}/memories/import.jsonl", f"{API_PREFIX}{entities.PATH}")
     app.add_middleware(BodyLimit, limit=settings.max_request_bytes, streamed=streamed)
 
@@ -98,4 +126,8 @@ def create_app(
 
     app.add_middleware(EarlyRefusal, gate=gate)  # a busy refusal costs next to nothing
     app.add_middleware(HeadAsGet)
+    app.own_middleware = len(app.user_middleware)
+    if hot_writes:
+        limit = settings.max_request_bytes
+        app.hot = HotWrites(app.past_hot_writes, fastapi=app, prefix=API_PREFIX, routes=updates.HOT, limit=limit)
     return app

@@ -1,15 +1,17 @@
 """The robots' most frequent writes answered without FastAPI's per-request machinery (pure ASGI).
 
 ``POST .../observations``, ``.../observations/batch`` and ``.../deltas`` arrive many times a second
-from every robot. For these, FastAPI's routing, dependency solving and two-step body validation
-(``json.loads``, then the model) cost the event loop more than the write itself. :class:`HotWrites`
-matches the paths itself, parses the body with the model's own JSON validator and calls the same
-route function with the same operations, so the answer is the route's own.
+from every robot. For these, FastAPI's middleware, routing, dependency solving and two-step body
+validation (``json.loads``, then the model) cost the event loop more than the write itself.
+:class:`HotWrites` stands in front of the app's whole stack: it matches the paths itself, parses the
+body with the model's own JSON validator and calls the same route function with the same operations,
+so the answer is the route's own.
 
 Whatever is not the plain, valid, authorised case goes to the app untouched, before anything was
-done for it: a body that does not validate, a content type other than JSON, a missing or wrong API
-key, a service still starting. The app then answers as it answers every request, so errors keep one
-source. An error of the operation itself answers through the app's own exception handlers.
+done for it: a body that does not validate or that declares no length or one over the limit, a
+content type other than JSON, a missing or wrong API key, a service still starting. The app then
+answers as it answers every request, so errors keep one source. An error of the operation itself
+answers through the app's own exception handlers.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from l3mp.operations import Operations
 from l3mp.operations.services import Services
 from l3mp.service.deps import write_refusal
-from l3mp.service.limits import replayed, route_path
+from l3mp.service.limits import replayed, route_path, too_large
 
 Handler = Callable[..., Awaitable[Response]]
 
@@ -42,12 +44,16 @@ class HotRoute:
 
 
 class HotWrites:
-    """Serves ``routes`` under ``{prefix}/memories/{memory}/`` (see the module's doc); ``app``, the
-    FastAPI app they belong to, answers everything else and gives its exception handlers."""
+    """Serves ``routes`` under ``{prefix}/memories/{memory}/`` (see the module's doc); ``app`` (the
+    whole stack of ``fastapi``, the app they belong to) answers everything else, and ``fastapi`` gives
+    its exception handlers. A body over ``limit`` bytes is the app's to refuse."""
 
-    def __init__(self, app: ASGIApp, *, fastapi: FastAPI, prefix: str, routes: tuple[HotRoute, ...]) -> None:
+    def __init__(
+        self, app: ASGIApp, *, fastapi: FastAPI, prefix: str, routes: tuple[HotRoute, ...], limit: int
+    ) -> None:
         self.app = app
         self.fastapi = fastapi
+        self.limit = limit
         self.routes: Mapping[str, HotRoute] = {route.tail: route for route in routes}
         tails = "|".join(re.escape(tail) for tail in sorted(self.routes, key=len, reverse=True))
         # {memory} as FastAPI matches it: one non-empty path segment
@@ -60,9 +66,15 @@ class HotWrites:
             await self.app(scope, receive, send)
             return
         memory, route = matched
-        body = await _whole_body(receive)
+        if not _length_within(scope, self.limit):  # refused, or read as it streams, by the app's own limit
+            await self.app(scope, receive, send)
+            return
+        body = await _whole_body(receive, self.limit)
         if body is None:
             return  # the client left before its body arrived: nobody to answer
+        if len(body) > self.limit:  # more than it declared
+            await too_large(self.limit)(scope, receive, send)
+            return
         services: Services | None = getattr(self.fastapi.state, "services", None)
         parsed = None if services is None else self._parsed(scope, services, route, body)
         if services is None or parsed is None:  # the app answers it as it answers any request
@@ -108,18 +120,31 @@ class HotWrites:
         return await response if inspect.isawaitable(response) else response
 
 
+def _length_within(scope: Scope, limit: int) -> bool:
+    """Whether the request declares a body length of at most ``limit`` bytes (the server holds the
+    body to the length it declares)."""
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            return value.isdigit() and int(value) <= limit
+    return False
+
+
 def _json_content(value: bytes | None) -> bool:
     """``application/json``, with or without parameters (FastAPI takes other types differently)."""
     return value is not None and value.split(b";", 1)[0].strip().lower() == b"application/json"
 
 
-async def _whole_body(receive: Receive) -> bytes | None:
-    """The request's body, or None when the client disconnected first."""
+async def _whole_body(receive: Receive, limit: int) -> bytes | None:
+    """The request's body (no more of it once past ``limit`` bytes), or None when the client
+    disconnected first."""
     chunks: list[bytes] = []
+    size = 0
     while True:
         message = await receive()
         if message["type"] != "http.request":
             return None
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
+        chunk = message.get("body", b"")
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit or not message.get("more_body", False):
             return b"".join(chunks)

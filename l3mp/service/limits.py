@@ -3,6 +3,7 @@ the path as the app's routes match it, for the pure-ASGI parts that pick request
 
 from __future__ import annotations
 
+from starlette.responses import Response
 from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -47,9 +48,14 @@ class BodyLimit:
         await self.app(scope, replayed(b"".join(chunks), receive), send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = error_response(413, "too_large", f"the request body exceeds {self.limit} bytes")
-        response.headers["Connection"] = "close"
-        await response(scope, receive, send)
+        await too_large(self.limit)(scope, receive, send)
+
+
+def too_large(limit: int) -> Response:
+    """The answer to a body over ``limit`` bytes; the connection closes, as the rest of it is not read."""
+    response = error_response(413, "too_large", f"the request body exceeds {limit} bytes")
+    response.headers["Connection"] = "close"
+    return response
 
 
 def route_path(scope: Scope) -> str:

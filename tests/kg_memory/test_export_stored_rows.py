@@ -130,7 +130,12 @@ def test_an_imported_log_keeps_every_character_of_its_rows(varied: WorldMemory, 
     assert copy.history()[-1].input == awkward and copy.history()[-1].meta == {"note": awkward}
     original, imported = (_Rows(store).history_rows(m, 0, 100) for m in (varied.name, copy.name))
     assert imported == original
-    touched = "SELECT entity, seq, ts, seen FROM touches WHERE memory_id = ? ORDER BY entity, seq"
+    derived = (
+        "SELECT entity, seq, ts, seen FROM touches WHERE memory_id = ? ORDER BY entity, seq",
+        "SELECT entity, seq FROM sightings WHERE memory_id = ? ORDER BY entity",
+        "SELECT seq, ts, mts FROM updates WHERE memory_id = ? ORDER BY seq",
+    )
     with contextlib.closing(sqlite3.connect(store.path)) as conn:
         ids = [conn.execute("SELECT id FROM memories WHERE name = ?", (m,)).fetchone()[0] for m in ("rows", "copy")]
-        assert conn.execute(touched, (ids[1],)).fetchall() == conn.execute(touched, (ids[0],)).fetchall()
+        for query in derived:
+            assert conn.execute(query, (ids[1],)).fetchall() == conn.execute(query, (ids[0],)).fetchall(), query

@@ -58,12 +58,12 @@ class _Unsplit:
 
 
 def _rows(path: Path, memory: str) -> dict[str, list[tuple[Any, ...]]]:
-    """The memory's log, touches and checkpoints (un-gzipped: gzip stamps the time) as stored."""
+    """The memory's log, touches, sightings and checkpoints (un-gzipped: gzip stamps the time) as stored."""
     with closing(sqlite3.connect(path)) as conn:
         (memory_id,) = conn.execute("SELECT id FROM memories WHERE name = ?", (memory,)).fetchone()
         rows = {
             table: conn.execute(f"SELECT * FROM {table} WHERE memory_id = ? ORDER BY 2, 3", (memory_id,)).fetchall()
-            for table in ("updates", "touches", "checkpoints")
+            for table in ("updates", "touches", "sightings", "checkpoints")
         }
     rows["checkpoints"] = [(m, version, gzip.decompress(state)) for m, version, state in rows["checkpoints"]]
     return rows | {"memory_id": [(memory_id,)]}

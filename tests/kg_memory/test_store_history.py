@@ -20,6 +20,8 @@ from kg_memory import (
     GraphStore,
     ImportMismatch,
     InvalidValue,
+    Issue,
+    IssueCode,
     Update,
     UpdateSource,
     UpdateStatus,
@@ -135,6 +137,33 @@ def test_history_by_time_source_and_status(home: WorldMemory) -> None:
         home.query_history(limit=0)
 
 
+def test_an_entitys_history_since_a_time_holds_when_the_log_goes_back_in_time(home: WorldMemory) -> None:
+    """A write drafted in another process, or recorded after one drafted later, is stamped earlier
+    than one before it in the log: a query by time finds every update in its window, wherever it stands."""
+    _churn(home, 10)
+    middle = home.history()[len(home.history()) // 2].time
+    mug = F("(on mug_1 shelf_1)")
+    for minutes in (-90, 1, -1, 0):  # before the window, in it, before it again, at its start
+        refused = Update(
+            memory=home.name,
+            source=UpdateSource.NL,
+            delta=Delta(add={mug}),
+            status=UpdateStatus.REJECTED,
+            issues=(Issue(IssueCode.ADD_PRESENT, mug, "a test's refusal"),),
+            time=middle + timedelta(minutes=minutes),
+        )
+        home.store.record(refused)
+    _move(home, "mug_1", "table_1" if mug not in home.facts() else "sink_1")
+    about_mug = [u for u in home.history() if "mug_1" in u.delta.mentioned()]
+    for since in (middle, middle + timedelta(seconds=30), middle - timedelta(hours=2)):
+        expected = [u.id for u in about_mug if u.time >= since]
+        assert [u.id for u in home.query_history(entity="mug_1", since=since, limit=1000)] == expected
+        newest = home.query_history(entity="mug_1", since=since, newest_first=True, limit=2)
+        assert [u.id for u in newest] == expected[::-1][:2]
+    later = home.query_history(entity="mug_1", since=middle, until=middle + timedelta(minutes=1), limit=1000)
+    assert [u.id for u in later] == [u.id for u in about_mug if middle <= u.time < middle + timedelta(minutes=1)]
+
+
 def test_last_seen_by_perception(home: WorldMemory) -> None:
     survey = home.history()[1]  # after the domain's constants
     assert home.last_seen("mug_1") == survey
@@ -145,6 +174,26 @@ def test_last_seen_by_perception(home: WorldMemory) -> None:
     assert home.last_seen("mug_1") == looked
     assert home.last_seen("alex") == survey
     assert home.last_seen("nobody") is None
+
+
+def test_sightings_page_go_with_an_import_and_end_where_compaction_cuts(store: GraphStore, home: WorldMemory) -> None:
+    looked = [home.apply(Delta(), source=UpdateSource.SENSOR, meta={"seen": ["mug_1", "book_1"]}) for _ in range(3)]
+    _move(home, "mug_1", "shelf_1")  # touches the mug, unseen
+    _move(home, "book_1", "table_1")
+    copy = WorldMemory.import_lines(store, home.export_lines(), name=unique_name("copy"))
+    for memory in (home, copy):
+        assert memory.last_seen("mug_1") == next(u for u in memory.history() if u.id == looked[-1].id)
+        pages, after = [], 0
+        while page := memory.query_history(entity="mug_1", seen_only=True, after=after, limit=2):
+            pages.extend(u.id for u in page)
+            after = page[-1].seq
+        assert pages[-3:] == [u.id for u in looked] and len(pages) == 4  # the survey saw it too
+        older = memory.query_history(entity="mug_1", seen_only=True, newest_first=True, before=looked[-1].seq)
+        assert [u.id for u in older][:2] == [looked[1].id, looked[0].id]
+    home.compact(home.version)
+    assert home.last_seen("mug_1") is None and home.last_seen("book_1") is None
+    seen_again = home.apply(Delta(), source=UpdateSource.SENSOR, meta={"seen": ["mug_1"]})
+    assert home.last_seen("mug_1") == seen_again and home.last_seen("book_1") is None
 
 
 def test_validity_intervals_of_a_fact_come_from_the_log(home: WorldMemory) -> None:

@@ -45,10 +45,8 @@ class Pair:
             client.__exit__(None, None, None)
 
     def served(self) -> int:
-        node: Any = self.hot.app.middleware_stack  # type: ignore[attr-defined]
-        while not isinstance(node, HotWrites):
-            node = node.app
-        return node.served
+        door: HotWrites = self.hot.app.hot  # type: ignore[attr-defined]
+        return door.served
 
     def seed(self, headers: dict[str, str] | None = None) -> None:
         for client in (self.hot, self.plain):
