@@ -241,3 +241,59 @@ def _same_answers_to_generated_bodies(pair: Pair, operation: Any) -> None:
         pair.post(path, content=json.dumps(case.body).encode(), headers={"content-type": "application/json"})
 
     check()
+
+
+def test_bodies_over_the_limit_or_of_no_declared_length_get_the_apps_answer(tmp_path: Path) -> None:
+    body = json.dumps(kitchen(lamp_on=True, mug_on="sink_1")).encode()
+    limit = len(json.dumps(SURVEY)) + 1_000  # the survey that seeds the memory fits
+    with Pair(tmp_path, max_request_bytes=limit) as pair:
+        pair.seed()
+        json_type = {"content-type": "application/json"}
+        assert pair.post(OBSERVE, content=body, headers=json_type, hot_served=True)[0] == 200
+        padded = body[:-1] + b" " * (limit - len(body) + 1) + b"}"
+        status, answer = pair.post(OBSERVE, content=padded, headers=json_type, hot_served=False)
+        assert (status, answer["error"]["code"]) == (413, "too_large")
+
+        def chunks() -> Iterator[bytes]:  # no Content-Length: sent chunked, read by the app as it streams
+            yield body[:10]
+            yield body[10:]
+
+        for client in (pair.hot, pair.plain):  # a generator is spent by one request: one each
+            before = pair.served()
+            assert client.post(OBSERVE, content=chunks(), headers=json_type).status_code == 200
+            assert pair.served() == before
+
+
+def test_the_door_stands_aside_for_traced_requests_and_for_middleware_added_after_the_services(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = create_app(Settings(sqlite_path=tmp_path / "home.db", retriever="full"))
+    seen: list[str] = []
+
+    class Audit:  # what a deployment adds in front: it must see every request
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] == "http":
+                seen.append(scope["path"])
+            await self.inner(scope, receive, send)
+
+    app.add_middleware(Audit)
+    door: HotWrites = app.hot  # type: ignore[attr-defined]
+    with TestClient(app) as client:
+        assert client.post("/v1/memories", json={"name": HOME, "domain": "example_home"}).status_code == 201
+        assert client.post(f"/v1/memories/{HOME}/entities", json=SURVEY).status_code == 200
+        assert client.post(OBSERVE, json=kitchen(lamp_on=True, mug_on="sink_1")).status_code == 200
+        assert door.served == 0 and seen[-1] == OBSERVE
+
+    plain = create_app(Settings(sqlite_path=tmp_path / "traced.db", retriever="full"))
+    door = plain.hot  # type: ignore[attr-defined]
+    with TestClient(plain) as client:
+        client.post("/v1/memories", json={"name": HOME, "domain": "example_home"})
+        client.post(f"/v1/memories/{HOME}/entities", json=SURVEY)
+        assert client.post(OBSERVE, json=kitchen(lamp_on=True, mug_on="sink_1")).status_code == 200
+        assert door.served == 1
+        monkeypatch.setattr(plain._native_telemetry, "enabled", lambda: True)  # type: ignore[attr-defined]
+        assert client.post(OBSERVE, json=kitchen(lamp_on=False, mug_on="sink_1")).status_code == 200
+        assert door.served == 1
