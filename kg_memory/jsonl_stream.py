@@ -18,14 +18,14 @@ import gzip
 import io
 import json
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any, Protocol, runtime_checkable
 
 from kg_memory._collector import collection_paused
 from kg_memory._replay import Replay, facts_digest
-from kg_memory.errors import InvalidValue, KgMemoryError
+from kg_memory.errors import InvalidValue, KgMemoryError, UnknownMemory
 from kg_memory.model import Fact, Memory, pddl_name, strict_json
 from kg_memory.operations import EXPORT_FORMAT, state_at
 from kg_memory.store import GraphStore
@@ -57,17 +57,31 @@ def _line(data: Mapping[str, Any]) -> str:
     return _encode(data) + "\n"
 
 
-def export_lines(store: GraphStore, memory: str) -> Iterator[str]:
-    """The memory as JSON Lines, at its version when the export began (later writes are not in it)."""
+def export_lines(store: GraphStore, memory: str, *, created: datetime | None = None) -> Iterator[str]:
+    """The memory as JSON Lines, at its version when the export began (later writes are not in it).
+
+    ``created``: the memory meant (see ``GraphStore.commit``). Each read is then checked to be of
+    it before its lines are handed on, so a stream cut by its deletion never goes on with the
+    memory made under its name since: it ends with :class:`UnknownMemory`, without its end line.
+    """
     record = store.get_memory(memory)
+    if created is not None and record.created != created:
+        raise UnknownMemory(memory)
+
+    def check() -> None:
+        if created is not None and store.get_memory(memory).created != created:
+            raise UnknownMemory(memory)
+
     version = record.version
     state = state_at(store, store.domains, memory, version)
+    check()
     yield _line({"format": LINES_FORMAT, "memory": {"name": record.name, "domain": record.domain, "version": version}})
     for entity in sorted(state.entities.values(), key=lambda e: e.name):
         yield _line({"entity": entity.to_json()})
     horizon = store.horizon(memory)
     if horizon is not None:
         base = state_at(store, store.domains, memory, horizon[0])
+        check()
         yield _line(
             {
                 "base": {
@@ -79,18 +93,19 @@ def export_lines(store: GraphStore, memory: str) -> Iterator[str]:
             }
         )
     count = 0
-    lines = _stored_lines(store, memory, version) if isinstance(store, StoredHistory) else None
-    for line in lines or _decoded_lines(store, memory, version):
+    lines = _stored_lines(store, memory, version, check) if isinstance(store, StoredHistory) else None
+    for line in lines or _decoded_lines(store, memory, version, check):
         yield line
         count += 1
     yield _line({"end": {"updates": count, "version": version, "facts_sha256": facts_digest(state.facts)}})
 
 
-def _decoded_lines(store: GraphStore, memory: str, version: int) -> Iterator[str]:
-    """The update lines up to ``version``, from decoded updates (any store)."""
+def _decoded_lines(store: GraphStore, memory: str, version: int, check: Callable[[], None]) -> Iterator[str]:
+    """The update lines up to ``version``, from decoded updates (any store), each page ``check``ed."""
     after = 0
     while True:
         page = store.history(memory, after, PAGE)
+        check()
         for update in page:
             if update.version > version:
                 return
@@ -102,12 +117,13 @@ def _decoded_lines(store: GraphStore, memory: str, version: int) -> Iterator[str
         after = page[-1].seq
 
 
-def _stored_lines(store: StoredHistory, memory: str, version: int) -> Iterator[str]:
+def _stored_lines(store: StoredHistory, memory: str, version: int, check: Callable[[], None]) -> Iterator[str]:
     """The same lines, byte for byte, from the stored rows: a store writes its JSON columns from
     the update's own ``to_json`` parts, so they are re-encoded compactly, in ``to_json``'s order."""
     after = 0
     while True:
         page = store.history_rows(memory, after, PAGE)
+        check()
         for seq, id_, source, input_, delta, status, issues, number, time, meta in page:
             if number > version:
                 return

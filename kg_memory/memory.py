@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from kg_memory import jsonl_stream, operations
 from kg_memory._group import Proposal as Proposal  # re-exported: callers build proposals
@@ -37,6 +37,8 @@ from kg_memory.model import (
 )
 from kg_memory.store import GraphStore, StagedCommit, StagesGroups
 from kg_memory.verifier import StateView, Verifier
+
+_T = TypeVar("_T")
 
 # Attempts to re-verify and commit when other writers keep moving the memory on.
 DEFAULT_COMMIT_ATTEMPTS = 8
@@ -133,41 +135,51 @@ class WorldMemory:
             raise UnknownMemory(self.name)
         return record
 
+    def _read(self, value: _T) -> _T:
+        """``value``, read from the store, once the memory this handle was made for is seen to be
+        there still: a memory deleted never comes back, so a check after the read proves the read
+        was of it and not of another made under its name since."""
+        if self.created is not None:
+            self.record  # noqa: B018 - raises UnknownMemory for another memory of the name
+        return value
+
     @property
     def version(self) -> int:
         return self.record.version
 
     def entities(self, names: Iterable[str] | None = None) -> dict[str, Entity]:
         wanted = None if names is None else [normalise_name(n) for n in names]
-        return self.store.entities(self.name, wanted)
+        return self._read(self.store.entities(self.name, wanted))
 
     def facts(self, predicate: str | None = None, entity: str | None = None) -> frozenset[Fact]:
         """Every fact, or those of ``predicate`` and/or mentioning ``entity`` (names in any spelling)."""
-        return self.store.facts(self.name, _normalised(predicate), _normalised(entity))
+        return self._read(self.store.facts(self.name, _normalised(predicate), _normalised(entity)))
 
     def state(self) -> State:
-        return operations.current_state(self.store, self.name)
+        return self._read(operations.current_state(self.store, self.name))
 
     def view(self) -> StateView:
-        """A read view of the current state, for code that computes deltas (as the verifier does)."""
+        """A read view of the current state, for code that computes deltas (as the verifier does);
+        what is read through it is not checked to be of this handle's memory (writes are)."""
         return _View(self.store, self.name)
 
     def neighbourhood(self, seeds: Iterable[str], hops: int = 2, max_facts: int = 200) -> Neighbourhood:
-        return operations.neighbourhood(self.store, self.name, seeds, hops, max_facts)
+        return self._read(operations.neighbourhood(self.store, self.name, seeds, hops, max_facts))
 
     def history(self, since_seq: int = 0, limit: int | None = None) -> list[Update]:
-        return self.store.history(self.name, since_seq, limit)
+        return self._read(self.store.history(self.name, since_seq, limit))
 
     def state_at(self, version: int) -> State:
-        return operations.state_at(self.store, self.store.domains, self.name, version)
+        return self._read(operations.state_at(self.store, self.store.domains, self.name, version))
 
     def export(self) -> dict[str, Any]:
         """The one-document export (small memories; see :meth:`export_lines` for any size)."""
-        return operations.export_memory(self.store, self.name)
+        return self._read(operations.export_memory(self.store, self.name))
 
     def export_lines(self) -> Iterator[str]:
-        """The memory as JSON Lines, streamed page by page (:mod:`kg_memory.jsonl_stream`)."""
-        return jsonl_stream.export_lines(self.store, self.name)
+        """The memory as JSON Lines, streamed page by page (:mod:`kg_memory.jsonl_stream`), each
+        page checked to be of this handle's memory before it is handed on."""
+        return jsonl_stream.export_lines(self.store, self.name, created=self.created)
 
     # -- history queries (through the stores' indexes) ---------------------------------------
 
@@ -175,13 +187,11 @@ class WorldMemory:
         """One page of updates: ``query`` or its fields as keywords (entity, since, until, source,
         status, after, before, limit, newest_first, seen_only). The next page: ``after`` = the
         last update's ``seq`` (``before`` when newest first)."""
-        return self.store.query_history(self.name, query or HistoryQuery(**filters))
+        return self._read(self.store.query_history(self.name, query or HistoryQuery(**filters)))
 
     def last_seen(self, entity: str) -> Update | None:
         """The last perception update in which ``entity`` was seen (or changed), if any."""
-        found = self.store.query_history(
-            self.name, HistoryQuery(entity=entity, seen_only=True, newest_first=True, limit=1)
-        )
+        found = self.query_history(HistoryQuery(entity=entity, seen_only=True, newest_first=True, limit=1))
         return found[0] if found else None
 
     def fact_intervals(self, fact: Fact) -> list[Interval]:
@@ -197,7 +207,7 @@ class WorldMemory:
             if len(page) < MAX_PAGE:
                 break
             after = page[-1].seq
-        return intervals(fact, updates, held_before=held)
+        return self._read(intervals(fact, updates, held_before=held))
 
     def compact(self, before_version: int, *, input: str = "") -> Update:
         """Opt-in retention: drop the history up to ``before_version`` (kept as a checkpoint and
@@ -209,7 +219,7 @@ class WorldMemory:
 
     def verify(self, delta: Delta, source: UpdateSource) -> tuple[Issue, ...]:
         """Issues the delta would have against the current state (nothing is written)."""
-        return self.verifier.verify(delta, self.view(), _source(source))
+        return self._read(self.verifier.verify(delta, self.view(), _source(source)))
 
     def apply(
         self,

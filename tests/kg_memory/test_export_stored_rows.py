@@ -11,7 +11,17 @@ from typing import Any
 
 import pytest
 
-from kg_memory import Delta, DomainRegistry, Entity, Fact, UpdateSource, UpdateStatus, WorldMemory, jsonl_stream
+from kg_memory import (
+    Delta,
+    DomainRegistry,
+    Entity,
+    Fact,
+    UnknownMemory,
+    UpdateSource,
+    UpdateStatus,
+    WorldMemory,
+    jsonl_stream,
+)
 from kg_memory.stores import SQLiteStore, _sqlite_log
 from kg_memory.stores._common import UPDATE_COLUMNS
 from l3mp.examples import SURVEY_ENTITIES, SURVEY_FACTS
@@ -89,6 +99,23 @@ def test_export_lines_are_byte_identical_to_the_decoded_path(
     assert [u.to_json() | {"memory": ""} for u in copy.history()] == [
         u.to_json() | {"memory": ""} for u in varied.history()
     ]
+
+
+@pytest.mark.parametrize("path", [_Rows, _Decoded])
+def test_a_stream_cut_by_its_memory_deleted_hands_on_nothing_of_the_one_made_again(
+    varied: WorldMemory, monkeypatch: pytest.MonkeyPatch, path: type[_Rows] | type[_Decoded]
+) -> None:
+    store = varied.store
+    assert isinstance(store, SQLiteStore)
+    monkeypatch.setattr(jsonl_stream, "PAGE", 3)
+    stream = jsonl_stream.export_lines(path(store), varied.name, created=varied.created)
+    read = [next(stream) for _ in range(3)]  # the header and the first entities
+    store.delete_memory(varied.name)
+    again = WorldMemory.create(store, varied.name, "example_home")
+    again.add_entities([Entity("lamp_9", "light")], input="made again")
+    with pytest.raises(UnknownMemory, match=varied.name):
+        read += list(stream)
+    assert read and not any("lamp_9" in line or "made again" in line or '"end"' in line for line in read)
 
 
 def test_meta_stored_with_spaces_by_earlier_versions_is_exported_compactly(varied: WorldMemory) -> None:

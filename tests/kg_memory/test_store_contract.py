@@ -127,6 +127,35 @@ def test_a_handle_on_a_deleted_memory_writes_nothing_to_the_one_made_again(store
     assert _applied(again, Delta(new_entities=lamp), UpdateSource.SENSOR).version == 1
 
 
+def test_a_handle_on_a_deleted_memory_reads_nothing_of_the_one_made_again(store: GraphStore) -> None:
+    name = unique_name("reads")
+    held = WorldMemory.create(store, name, "example_home")
+    store.delete_memory(name)
+    again = WorldMemory.create(store, name, "example_home")
+    _applied(again, Delta(new_entities=(Entity("lamp_1", "light"),)), UpdateSource.SENSOR)
+    lamp_on = Fact("light_on", ("lamp_1",))
+    reads = {
+        "entities": held.entities,
+        "facts": held.facts,
+        "state": held.state,
+        "state_at": lambda: held.state_at(1),
+        "neighbourhood": lambda: held.neighbourhood(["lamp_1"]),
+        "history": held.history,
+        "query_history": held.query_history,
+        "last_seen": lambda: held.last_seen("lamp_1"),
+        "fact_intervals": lambda: held.fact_intervals(lamp_on),
+        "export": held.export,
+        "export_lines": lambda: list(held.export_lines()),
+        "verify": lambda: held.verify(Delta(add=frozenset({lamp_on})), UpdateSource.API),
+        "version": lambda: held.version,
+    }
+    for read, call in reads.items():
+        with pytest.raises(UnknownMemory, match=name):
+            call()
+            pytest.fail(f"{read} read the memory made again")
+    assert "lamp_1" in again.entities()  # the memory made again reads as before
+
+
 @pytest.mark.parametrize("importing", [None, False, True])
 def test_deleting_an_unknown_memory_names_it(store: GraphStore, importing: bool | None) -> None:
     with pytest.raises(UnknownMemory, match="no_such_memory"):
