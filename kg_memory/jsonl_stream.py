@@ -25,9 +25,9 @@ from typing import IO, Any, Protocol, runtime_checkable
 
 from kg_memory._collector import collection_paused
 from kg_memory._replay import Replay, facts_digest
-from kg_memory.errors import InvalidValue, KgMemoryError, UnknownMemory
+from kg_memory.errors import InvalidValue, KgMemoryError
 from kg_memory.model import Fact, Memory, pddl_name, strict_json
-from kg_memory.operations import EXPORT_FORMAT, state_at
+from kg_memory.operations import EXPORT_FORMAT, memory_record, state_at
 from kg_memory.store import GraphStore
 from kg_memory.verifier import Verifier
 
@@ -64,13 +64,10 @@ def export_lines(store: GraphStore, memory: str, *, created: datetime | None = N
     it before its lines are handed on, so a stream cut by its deletion never goes on with the
     memory made under its name since: it ends with :class:`UnknownMemory`, without its end line.
     """
-    record = store.get_memory(memory)
-    if created is not None and record.created != created:
-        raise UnknownMemory(memory)
+    record = memory_record(store, memory, created=created)
 
     def check() -> None:
-        if created is not None and store.get_memory(memory).created != created:
-            raise UnknownMemory(memory)
+        memory_record(store, memory, created=created)
 
     version = record.version
     state = state_at(store, store.domains, memory, version)

@@ -20,7 +20,7 @@ from kg_memory._group import writable_source as _source
 from kg_memory._overlay import Overlay
 from kg_memory._size_caps import capped
 from kg_memory.domain import Domain
-from kg_memory.errors import InvalidValue, NotApplicable, UnknownMemory, VersionConflict
+from kg_memory.errors import InvalidValue, NotApplicable, VersionConflict
 from kg_memory.history import MAX_PAGE, NO_ENTITY, HistoryQuery, Interval, intervals
 from kg_memory.model import (
     Delta,
@@ -130,10 +130,7 @@ class WorldMemory:
     def record(self) -> Memory:
         """The memory's record; :class:`UnknownMemory` once the memory this handle was made for was
         deleted, also when another holds its name now."""
-        record = self.store.get_memory(self.name)
-        if self.created is not None and record.created != self.created:
-            raise UnknownMemory(self.name)
-        return record
+        return operations.memory_record(self.store, self.name, created=self.created)
 
     def _read(self, value: _T) -> _T:
         """``value``, read from the store, once the memory this handle was made for is seen to be

@@ -14,6 +14,7 @@ from kg_memory.history import Checkpoint, HistoryCompacted, touched
 from kg_memory.model import (
     Delta,
     Fact,
+    Memory,
     Neighbourhood,
     State,
     Update,
@@ -24,6 +25,15 @@ from kg_memory.model import (
 from kg_memory.store import GraphStore, fact_order
 
 EXPORT_FORMAT = "l3mp.memory/1"
+
+
+def memory_record(store: GraphStore, memory: str, *, created: datetime | None = None) -> Memory:
+    """The memory's record. ``created``: the memory meant (see ``GraphStore.commit``); when another
+    holds the name now, that one was deleted, and :class:`UnknownMemory` is raised."""
+    record = store.get_memory(memory)
+    if created is not None and record.created != created:
+        raise UnknownMemory(memory)
+    return record
 
 
 def neighbourhood(
@@ -134,9 +144,7 @@ def compact(
     (first and last time an update touched it, number of updates), recorded as a noop update
     whose meta says what was compacted. ``created``: the memory meant (see ``GraphStore.commit``);
     without it, the memory holding the name as compaction starts, which is the one it writes to."""
-    record = store.get_memory(memory)
-    if created is not None and record.created != created:
-        raise UnknownMemory(memory)
+    record = memory_record(store, memory, created=created)
     created = record.created
     if not isinstance(before_version, int) or not 0 < before_version <= record.version:
         raise InvalidValue("compaction horizon", before_version, f"memory {memory!r} has versions 1..{record.version}")
