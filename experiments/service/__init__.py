@@ -5,7 +5,7 @@ which adds the write groups' counters) on an embedded SQLite store in a temporar
 load variant (``--variants``, each on a fresh database):
 
 - ``generator``: the load generator (``experiments.service.loadgen``) as a process of its own, on the
-  same cores: ``--clients`` threads post ``--updates`` observations each to one memory, each client in
+  same cores: ``--clients`` connections post ``--updates`` observations each to one memory, each client in
   a room of its own, every observation changing three facts (a lamp switched, a mug moved);
 - ``batch``: the same load through ``POST .../observations/batch``, ``--batch`` observations per request;
 - ``off``: the same load with group commit off (``L3MP_GROUP_COMMIT=off``): one write at a time;
